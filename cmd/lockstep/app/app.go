@@ -1,0 +1,109 @@
+package app
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Version is set at build time with -ldflags "-X ...app.Version=...".
+var Version = "dev"
+
+// New returns the lockstep application.
+func New() *cli.App {
+	return &cli.App{
+		Name:                 "lockstep",
+		Usage:                "verify that the fleet runs exactly the release that was shipped",
+		Version:              Version,
+		EnableBashCompletion: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{
+				Name:    "log-level",
+				Value:   "info",
+				Usage:   "log level on stderr: debug, info, warn or error",
+				EnvVars: []string{"LOCKSTEP_LOG_LEVEL"},
+			},
+		},
+		Before: func(c *cli.Context) error {
+			_, err := parseLevel(c.String("log-level"))
+			return err
+		},
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usage(err)
+		},
+		ExitErrHandler: func(*cli.Context, error) {},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usage(fmt.Errorf("unknown command %q; see 'lockstep --help'", c.Args().First()))
+			}
+			return cli.ShowAppHelp(c)
+		},
+		Commands: []*cli.Command{
+			versionCommand(),
+		},
+	}
+}
+
+// group is a command made of subcommands; an unknown subcommand is a usage
+// error.
+func group(name, use string, subs ...*cli.Command) *cli.Command {
+	return &cli.Command{
+		Name:        name,
+		Usage:       use,
+		Subcommands: subs,
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usage(fmt.Errorf("unknown command %q; see 'lockstep %s --help'", c.Args().First(), name))
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
+	}
+}
+
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print lockstep's version",
+		Action: func(c *cli.Context) error {
+			_, err := fmt.Fprintln(c.App.Writer, Version)
+			return err
+		},
+	}
+}
+
+// logger returns the logger commands hand to libraries: text on the app's
+// ErrWriter at the --log-level.
+func logger(c *cli.Context) *slog.Logger {
+	lvl, _ := parseLevel(c.String("log-level"))
+	return slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: lvl}))
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {
+		return 0, usage(fmt.Errorf("--log-level %q: want debug, info, warn or error", s))
+	}
+	return l, nil
+}
+
+// formatFlag is the --format flag of a report, with the formats it takes.
+func formatFlag(formats ...string) *cli.StringFlag {
+	return &cli.StringFlag{
+		Name:  "format",
+		Value: formats[0],
+		Usage: "output format: " + strings.Join(formats, ", "),
+	}
+}
+
+// format returns the --format value, checked against the allowed formats.
+func format(c *cli.Context, formats ...string) (string, error) {
+	f := c.String("format")
+	for _, ok := range formats {
+		if f == ok {
+			return f, nil
+		}
+	}
+	return "", usage(fmt.Errorf("--format %q: want one of %s", f, strings.Join(formats, ", ")))
+}

@@ -1,0 +1,89 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify"
+)
+
+// The exit codes, documented in the README.
+const (
+	// ExitOK: verified, or the command did what it was asked.
+	ExitOK = 0
+	// ExitMismatch: a mismatch or a refusal.
+	ExitMismatch = 1
+	// ExitInvalid: a usage error or invalid input.
+	ExitInvalid = 2
+	// ExitUnverified: could not verify, because a dependency failed.
+	ExitUnverified = 3
+)
+
+// exitError carries an exit code chosen by a command, e.g. a refusal whose
+// report is already on stdout.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usage marks err as a usage or input error (exit 2).
+func usage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: ExitInvalid, err: err}
+}
+
+// refused is a refusal whose details the command has already rendered; err
+// (optional) is said on stderr.
+func refused(err error) error { return &exitError{code: ExitMismatch, err: err} }
+
+// unverified is a could-not-verify whose details the command has already
+// rendered.
+func unverified(err error) error { return &exitError{code: ExitUnverified, err: err} }
+
+// ExitCode maps an error from a command to its exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	var ve *manifest.ValidationError
+	var ge *manifest.GenerationError
+	var me *verify.MismatchError
+	var ue *verify.UnavailableError
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ve):
+		return ExitInvalid
+	case errors.As(err, &ge), errors.As(err, &me):
+		return ExitMismatch
+	case errors.As(err, &ue), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return ExitUnverified
+	}
+	// Anything else is a failure to verify: fail closed.
+	return ExitUnverified
+}
+
+// Exit reports err on w (unless a command already did) and returns the
+// exit code for it.
+func Exit(err error, w io.Writer) int {
+	code := ExitCode(err)
+	if err != nil && err.Error() != "" {
+		fmt.Fprintf(w, "lockstep: %v\n", err)
+	}
+	return code
+}

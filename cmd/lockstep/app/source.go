@@ -1,0 +1,34 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/lockstep-dev/lockstep/manifest"
+)
+
+// sourceFlags are the flags every consumer of a manifest takes: a file or
+// URL (--manifest) or a store channel (--store, --release, --channel).
+func sourceFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "manifest", Usage: "the release manifest: a file path or an https URL", EnvVars: []string{"LOCKSTEP_MANIFEST"}},
+		&cli.StringFlag{Name: "store", Usage: "a manifest store URL (file://DIR, s3://BUCKET/PREFIX), in place of --manifest", EnvVars: []string{"LOCKSTEP_STORE"}},
+		&cli.StringFlag{Name: "release", Usage: "the release name, with --store", EnvVars: []string{"LOCKSTEP_RELEASE"}},
+		&cli.StringFlag{Name: "channel", Value: "production", Usage: "the store channel, with --store", EnvVars: []string{"LOCKSTEP_CHANNEL"}},
+	}
+}
+
+// sourceFromFlags builds the manifest source the flags name.
+func sourceFromFlags(c *cli.Context) (manifest.Source, error) {
+	path, store := c.String("manifest"), c.String("store")
+	switch {
+	case path != "" && store != "":
+		return nil, usage(fmt.Errorf("--manifest and --store are exclusive"))
+	case path != "":
+		return manifest.FileSource{Path: path}, nil
+	case store != "":
+		return nil, usage(fmt.Errorf("--store is not supported yet"))
+	}
+	return nil, usage(fmt.Errorf("a manifest is required: --manifest FILE or --store URL --release NAME"))
+}

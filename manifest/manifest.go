@@ -1,0 +1,212 @@
+package manifest
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The version of the format this package reads and writes.
+const (
+	APIVersion = "lockstep.dev/v1"
+	Kind       = "ReleaseManifest"
+	// MediaType names the format where a media type is wanted (OCI
+	// artifacts, HTTP Content-Type).
+	MediaType = "application/vnd.lockstep.release.v1+json"
+)
+
+// MaxSize is the largest manifest Parse accepts, in bytes (16 MiB: about
+// 100,000 assets).
+const MaxSize = 16 << 20
+
+// Manifest is a release manifest: what a release runs and what it serves.
+type Manifest struct {
+	APIVersion string  `json:"apiVersion"`
+	Kind       string  `json:"kind"`
+	Release    Release `json:"release"`
+	Images     []Image `json:"images"`
+	Assets     Assets  `json:"assets"`
+	// Verification carries the material a consumer needs to verify the
+	// images' signatures without calling the registry (optional).
+	Verification *Verification `json:"verification,omitempty"`
+}
+
+// Release identifies one release of one service.
+type Release struct {
+	// Name is the service, e.g. "store-web".
+	Name string `json:"name"`
+	// Generation is ≥ 1 and only ever rises for a Name.
+	Generation int64        `json:"generation"`
+	CreatedAt  time.Time    `json:"createdAt"`
+	ExpiresAt  *time.Time   `json:"expiresAt,omitempty"`
+	Source     *BuildSource `json:"source,omitempty"`
+}
+
+// BuildSource says where a release was built.
+type BuildSource struct {
+	Repository     string `json:"repository,omitempty"`
+	Commit         string `json:"commit,omitempty"`
+	Ref            string `json:"ref,omitempty"`
+	WorkflowRunURL string `json:"workflowRunURL,omitempty"`
+}
+
+// Image is one image of a release, pinned by digest.
+type Image struct {
+	// Name is the role of the image in the release, e.g. "web".
+	Name string `json:"name"`
+	// Ref is the reference as it was given, e.g. "registry/app:v1".
+	Ref        string `json:"ref"`
+	Repository string `json:"repository"`
+	Tag        string `json:"tag,omitempty"`
+	// Digest is what Ref resolved to: an index or an image manifest.
+	Digest    Digest `json:"digest"`
+	MediaType string `json:"mediaType"`
+	// Platforms lists every platform of an index; for a single image
+	// manifest it holds one entry whose Digest equals the image's Digest.
+	Platforms []Platform `json:"platforms"`
+}
+
+// Platform is one platform-specific image manifest.
+type Platform struct {
+	OS           string `json:"os"`
+	Architecture string `json:"architecture"`
+	Variant      string `json:"variant,omitempty"`
+	// Digest is the platform's image manifest digest.
+	Digest Digest `json:"digest"`
+	// Config is the digest of the image's config blob: the image ID that
+	// Docker and containerd report.
+	Config Digest `json:"config"`
+}
+
+// String returns os/arch[/variant].
+func (p Platform) String() string {
+	s := p.OS + "/" + p.Architecture
+	if p.Variant != "" {
+		s += "/" + p.Variant
+	}
+	return s
+}
+
+// Assets is the set of static files a release serves from its CDN.
+type Assets struct {
+	// CDN holds one or more base URLs the files are served under.
+	CDN []string `json:"cdn"`
+	// Origin is the CDN's origin, where known; it must not be the CDN.
+	Origin string `json:"origin,omitempty"`
+	// Files is sorted by Path, each Path once.
+	Files []File `json:"files"`
+	// Fingerprint is Fingerprint(Files).
+	Fingerprint Digest `json:"fingerprint"`
+}
+
+// File is one static asset.
+type File struct {
+	// Path is relative to each CDN base, with forward slashes.
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+	// SHA256 is the lower-case hex SHA-256 of the file's bytes.
+	SHA256      string `json:"sha256"`
+	ContentType string `json:"contentType,omitempty"`
+}
+
+// Verification is signature material embedded in a manifest, so that a
+// booting instance verifies its images without calling the registry.
+type Verification struct {
+	// Images maps an image manifest or index digest to the cosign bundles
+	// (JSON) of its signatures.
+	Signatures []EmbeddedSignature `json:"signatures,omitempty"`
+}
+
+// EmbeddedSignature is one image signature as cosign stores it.
+type EmbeddedSignature struct {
+	// Digest is the signed image manifest or index.
+	Digest Digest `json:"digest"`
+	// Payload is the base64 of the simple-signing payload.
+	Payload string `json:"payload"`
+	// Signature is the base64 signature over Payload.
+	Signature string `json:"signature"`
+	// Certificate and Chain are PEM, for keyless signatures.
+	Certificate string `json:"certificate,omitempty"`
+	Chain       string `json:"chain,omitempty"`
+	// Bundle is the Rekor bundle (JSON), where there is one.
+	Bundle []byte `json:"bundle,omitempty"`
+}
+
+// Fingerprint is one digest over a set of files: the SHA-256 of the lines
+// "<sha256 hex>  <path>\n" sorted by path, the format of sha256sum. An
+// instance that serves exactly the files of a manifest reports the same
+// fingerprint as the manifest.
+func Fingerprint(files []File) Digest {
+	sorted := append([]File(nil), files...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
+	var b strings.Builder
+	for _, f := range sorted {
+		b.WriteString(f.SHA256)
+		b.WriteString("  ")
+		b.WriteString(f.Path)
+		b.WriteByte('\n')
+	}
+	return SHA256([]byte(b.String()))
+}
+
+// File returns the file at path and whether there is one.
+func (a *Assets) File(path string) (File, bool) {
+	i := sort.Search(len(a.Files), func(i int) bool { return a.Files[i].Path >= path })
+	if i < len(a.Files) && a.Files[i].Path == path {
+		return a.Files[i], true
+	}
+	return File{}, false
+}
+
+// Image returns the image with the given role name.
+func (m *Manifest) Image(name string) (*Image, bool) {
+	for i := range m.Images {
+		if m.Images[i].Name == name {
+			return &m.Images[i], true
+		}
+	}
+	return nil, false
+}
+
+// Matches reports whether d is one of the image's digests: the index or
+// manifest digest, a platform manifest digest or a platform config digest.
+// With a non-empty platform ("os/arch[/variant]"), only that platform's
+// digests (and the index digest) match.
+func (im *Image) Matches(d Digest, platform string) bool {
+	if d.IsZero() {
+		return false
+	}
+	if d == im.Digest {
+		return true
+	}
+	for _, p := range im.Platforms {
+		if platform != "" && !PlatformMatches(p, platform) {
+			continue
+		}
+		if d == p.Digest || d == p.Config {
+			return true
+		}
+	}
+	return false
+}
+
+// PlatformMatches reports whether p is the platform "os/arch[/variant]".
+// A want without a variant matches any variant of os/arch.
+func PlatformMatches(p Platform, want string) bool {
+	parts := strings.Split(want, "/")
+	if len(parts) < 2 || parts[0] != p.OS || parts[1] != p.Architecture {
+		return false
+	}
+	return len(parts) < 3 || parts[2] == p.Variant
+}
+
+// Expired reports whether the manifest has an expiry at or before now.
+func (m *Manifest) Expired(now time.Time) bool {
+	return m.Release.ExpiresAt != nil && !now.Before(*m.Release.ExpiresAt)
+}
+
+// ID is "name@generation", for messages.
+func (m *Manifest) ID() string {
+	return m.Release.Name + "@" + strconv.FormatInt(m.Release.Generation, 10)
+}

@@ -1,0 +1,119 @@
+package manifest
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+)
+
+// Signed is a manifest as a consumer received it: the exact bytes, the
+// parsed document, and the signature material found beside it.
+type Signed struct {
+	// Raw is the manifest document exactly as stored; signatures are over
+	// these bytes.
+	Raw      []byte
+	Manifest *Manifest
+	// Digest is Manifest.Digest().
+	Digest Digest
+	// Signature is the base64 cosign signature over Raw (MANIFEST.sig), if
+	// one was found.
+	Signature []byte
+	// Bundle is a Sigstore bundle (JSON) for Raw, if one was found.
+	Bundle []byte
+	// Location says where the manifest came from, for reports.
+	Location string
+}
+
+// NewSigned parses raw and returns it as a Signed with its digest.
+func NewSigned(raw []byte, location string) (*Signed, error) {
+	m, err := Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	d, err := m.Digest()
+	if err != nil {
+		return nil, err
+	}
+	return &Signed{Raw: raw, Manifest: m, Digest: d, Location: location}, nil
+}
+
+// Source yields the manifest a consumer must match: a file, a URL, or a
+// channel of a Store. Fetch returns a *ValidationError for a document that
+// is not a valid manifest, and another error, wrapping its cause, when the
+// source could not be read.
+type Source interface {
+	Fetch(ctx context.Context) (*Signed, error)
+}
+
+// Verifier checks the signature of a manifest before any consumer trusts
+// it. It returns nil only for a manifest that verifies.
+type Verifier interface {
+	Verify(ctx context.Context, s *Signed) error
+}
+
+// Store keeps immutable manifests by digest and one pointer per channel.
+// Both backends (a directory, S3) pass the same contract tests.
+type Store interface {
+	// Put stores a manifest's bytes (and its signature, if any) under its
+	// digest. Storing the same digest again is a no-op; it never rewrites.
+	Put(ctx context.Context, s *Signed) error
+	// Get reads the manifest with the given digest of a release, checking
+	// that its bytes hash to it.
+	Get(ctx context.Context, release string, d Digest) (*Signed, error)
+	// Channel reads a channel's pointer. A channel that does not exist is
+	// ErrNotFound.
+	Channel(ctx context.Context, release, channel string) (*Pointer, error)
+	// Move points the channel at s, only if s's generation is strictly
+	// higher than the channel's; otherwise it returns a *GenerationError.
+	Move(ctx context.Context, channel string, s *Signed, by string) (*Pointer, error)
+	// List returns the digests of every stored manifest of a release.
+	List(ctx context.Context, release string) ([]Digest, error)
+	// Delete removes a stored manifest. Callers make sure that no channel
+	// points to it.
+	Delete(ctx context.Context, release string, d Digest) error
+	// Channels lists the channel names of a release.
+	Channels(ctx context.Context, release string) ([]string, error)
+}
+
+// Pointer is a channel's pointer document: which manifest the channel
+// names, with its generation, and when and by whom it moved.
+type Pointer struct {
+	Release    string    `json:"release"`
+	Channel    string    `json:"channel"`
+	Digest     Digest    `json:"digest"`
+	Generation int64     `json:"generation"`
+	MovedAt    time.Time `json:"movedAt"`
+	MovedBy    string    `json:"movedBy,omitempty"`
+	// History holds the channel's earlier positions, newest first, bounded.
+	History []PointerEntry `json:"history,omitempty"`
+}
+
+// PointerEntry is one earlier position of a channel.
+type PointerEntry struct {
+	Digest     Digest    `json:"digest"`
+	Generation int64     `json:"generation"`
+	MovedAt    time.Time `json:"movedAt"`
+	MovedBy    string    `json:"movedBy,omitempty"`
+}
+
+// ErrNotFound is returned (wrapped) for a manifest or channel that does not
+// exist.
+var ErrNotFound = errors.New("not found")
+
+// GenerationError refuses to move a channel to a generation that is not
+// strictly higher than the one it names, or a consumer to accept a
+// generation lower than one it already accepted.
+type GenerationError struct {
+	Release string
+	Channel string
+	// Have is the generation already there; Offered the one refused.
+	Have, Offered int64
+}
+
+func (e *GenerationError) Error() string {
+	return "release " + e.Release + " channel " + e.Channel + ": generation " +
+		itoa(e.Offered) + " is not newer than generation " + itoa(e.Have)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

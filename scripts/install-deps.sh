@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what lockstep's tests need, where it is missing: Debian's
+# docker-registry, nginx, wrk, hey and Ceph (radosgw), and, from the Go
+# module proxy, the cosign CLI and staticcheck (into .cache/bin).
+# Idempotent: a second run installs nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+COSIGN_VERSION=v2.6.5
+STATICCHECK_VERSION=v0.7.0
+
+need=()
+have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ]; }
+have docker-registry || need+=(docker-registry)
+have nginx || need+=(nginx-light)
+have wrk || need+=(wrk)
+have hey || need+=(hey)
+have radosgw || need+=(ceph-mon ceph-osd radosgw)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "install-deps: apt-get install ${need[*]}" >&2
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+fi
+
+mkdir -p .cache/bin
+export GOBIN="$PWD/.cache/bin"
+if [ ! -x .cache/bin/cosign ] || ! .cache/bin/cosign version 2>/dev/null | grep -q "${COSIGN_VERSION#v}"; then
+  echo "install-deps: go install cosign@$COSIGN_VERSION (about 2 minutes cold)" >&2
+  (cd / && go install "github.com/sigstore/cosign/v2/cmd/cosign@$COSIGN_VERSION")
+fi
+if [ ! -x .cache/bin/staticcheck ]; then
+  echo "install-deps: go install staticcheck@$STATICCHECK_VERSION" >&2
+  (cd / && go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION")
+fi

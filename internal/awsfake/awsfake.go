@@ -211,8 +211,12 @@ func (f *AWS) describeInstances(w http.ResponseWriter, r *http.Request) {
 	var b strings.Builder
 	b.WriteString(`<DescribeInstancesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>fake</requestId><reservationSet>`)
 	for _, in := range match[start:end] {
-		fmt.Fprintf(&b, `<item><reservationId>r-%s</reservationId><ownerId>123456789012</ownerId><instancesSet><item><instanceId>%s</instanceId><instanceState><code>16</code><name>%s</name></instanceState><privateIpAddress>%s</privateIpAddress><placement><availabilityZone>%s</availabilityZone></placement><tagSet>`,
-			esc(in.ID), esc(in.ID), esc(or(in.State, "running")), esc(in.PrivateIP), esc(in.AZ))
+		fmt.Fprintf(&b, `<item><reservationId>r-%s</reservationId><ownerId>123456789012</ownerId><instancesSet><item><instanceId>%s</instanceId><instanceState><code>16</code><name>%s</name></instanceState>`,
+			esc(in.ID), esc(in.ID), esc(or(in.State, "running")))
+		if in.PrivateIP != "" { // EC2 omits the element for an instance without one
+			fmt.Fprintf(&b, `<privateIpAddress>%s</privateIpAddress>`, esc(in.PrivateIP))
+		}
+		fmt.Fprintf(&b, `<placement><availabilityZone>%s</availabilityZone></placement><tagSet>`, esc(in.AZ))
 		for k, v := range in.Tags {
 			fmt.Fprintf(&b, `<item><key>%s</key><value>%s</value></item>`, esc(k), esc(v))
 		}

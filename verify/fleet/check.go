@@ -1,0 +1,281 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/admission/agent"
+	"github.com/lockstep-dev/lockstep/internal/transport"
+	"github.com/lockstep-dev/lockstep/manifest"
+)
+
+// Defaults of Options, documented in the README.
+const (
+	DefaultConcurrency    = 64
+	DefaultTimeout        = 5 * time.Second
+	DefaultMaxBody        = 1 << 20
+	DefaultMaxUnreachable = 0.1
+)
+
+// Options configures Check.
+type Options struct {
+	// Client sends the requests; default a transport.Client with the
+	// default policy and Timeout as its per-attempt timeout.
+	Client *transport.Client
+	// Concurrency bounds the statuses fetched at once; default 64.
+	Concurrency int
+	// Timeout bounds each instance's fetch, retries included; default 5 s.
+	// The caller's context is the overall deadline: instances not fetched
+	// by then are reported unreachable.
+	Timeout time.Duration
+	// MaxBody caps a status body; default 1 MiB. A larger one is reported
+	// (problem "oversized").
+	MaxBody int64
+	// MaxUnreachable is the fraction of instances that may be unreachable
+	// (or give no usable status) before Check cannot say (more than this
+	// fraction: *verify.UnavailableError). 0 tolerates none; the CLI's
+	// default is DefaultMaxUnreachable, which makes any unreachable instance
+	// too many in a fleet of fewer than ten.
+	MaxUnreachable float64
+	// Token, if set, is sent as a bearer token.
+	Token string
+	// Logger gets one line per unusable instance; default silent.
+	Logger *slog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+func (o *Options) defaults() {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Client == nil {
+		p := transport.DefaultPolicy()
+		p.Timeout = o.Timeout
+		o.Client = transport.New(p)
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Check fetches every target's status, compares it with m and returns the
+// report. The error is nil when every reachable instance runs the release
+// exactly and no more than MaxUnreachable of them were unreachable; a
+// *verify.MismatchError when any diverges (whatever the unreachable count:
+// a known divergence is a fact); a *verify.UnavailableError when too many
+// were unreachable, or there were no targets. The report is returned with
+// either error.
+func Check(ctx context.Context, m *manifest.Signed, targets []Target, o Options) (*Report, error) {
+	o.defaults()
+	start := o.Now()
+	before := o.Client.Stats()
+	hc := o.Client.HTTPClient()
+	results := make([]Instance, len(targets))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(o.Concurrency, max(len(targets), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				results[i] = o.instance(ctx, hc, m, targets[i])
+			}
+		}()
+	}
+	for i := range targets {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	after := o.Client.Stats()
+	r := newReport(m, results, o.MaxUnreachable)
+	r.CheckedAt = start.UTC()
+	r.DurationSeconds = o.Now().Sub(start).Seconds()
+	r.Requests, r.Retries = after.Requests-before.Requests, after.Retries-before.Retries
+	return r, r.err()
+}
+
+func (o *Options) instance(ctx context.Context, hc *http.Client, m *manifest.Signed, t Target) Instance {
+	in := Instance{Name: t.InstanceID, InstanceID: t.InstanceID, Target: t.URL, Spec: t.Spec}
+	if in.Name == "" {
+		in.Name = t.URL
+	}
+	st, p := o.fetch(ctx, hc, t)
+	if p != nil {
+		in.Problem = p
+		o.Logger.Warn("no usable status", "instance", in.Name, "problem", p.Kind, "err", p.Message)
+		return in
+	}
+	in.fill(st)
+	if st.State == agent.StatePending {
+		in.Problem = &Problem{Kind: ProblemPending, Message: "the agent has not finished a check yet"}
+		return in
+	}
+	in.Differences = compare(m.Manifest, m.Digest, st)
+	return in
+}
+
+// fetch gets and decodes one status.
+func (o *Options) fetch(ctx context.Context, hc *http.Client, t Target) (*agent.Status, *Problem) {
+	if t.URL == "" {
+		return nil, &Problem{Kind: ProblemNoAddress, Message: "the instance has no private address"}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &Problem{Kind: ProblemDeadline, Message: "the check's deadline passed before the instance was asked"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.URL, nil)
+	if err != nil {
+		return nil, &Problem{Kind: ProblemUnreachable, Message: err.Error()}
+	}
+	req.Header.Set("Accept", "application/json")
+	if o.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+o.Token)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, netProblem(ctx, err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return nil, &Problem{Kind: ProblemUnauthorized, Message: resp.Status}
+	case resp.StatusCode != http.StatusOK:
+		return nil, &Problem{Kind: ProblemHTTPStatus, Message: resp.Status}
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, o.MaxBody+1))
+	if err != nil {
+		return nil, netProblem(ctx, err)
+	}
+	if int64(len(body)) > o.MaxBody {
+		return nil, &Problem{Kind: ProblemOversized, Message: fmt.Sprintf("the status is larger than %d bytes", o.MaxBody)}
+	}
+	var st agent.Status
+	if err := json.Unmarshal(body, &st); err != nil {
+		return nil, &Problem{Kind: ProblemInvalid, Message: "the status is not valid JSON: " + err.Error()}
+	}
+	if st.APIVersion != agent.StatusAPIVersion || st.Kind != agent.StatusKind {
+		return nil, &Problem{Kind: ProblemInvalid, Message: fmt.Sprintf("the status is %s %s, want %s %s", st.APIVersion, st.Kind, agent.StatusAPIVersion, agent.StatusKind)}
+	}
+	return &st, nil
+}
+
+func netProblem(ctx context.Context, err error) *Problem {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) {
+		return &Problem{Kind: ProblemTimeout, Message: err.Error()}
+	}
+	return &Problem{Kind: ProblemUnreachable, Message: err.Error()}
+}
+
+// compare lists how st differs from the release m (whose digest is md).
+func compare(m *manifest.Manifest, md manifest.Digest, st *agent.Status) []Difference {
+	var diffs []Difference
+	var running manifest.Digest
+	if st.Running != nil {
+		running = st.Running.Digest
+	}
+	im, ok := imageOf(m, st.Image)
+	switch {
+	case !ok:
+		diffs = append(diffs, Difference{Kind: DiffImage, Got: running.String(), Message: fmt.Sprintf("the agent checks image %q, which the manifest does not have", st.Image)})
+	case !im.Matches(running, st.Platform):
+		d := Difference{Kind: DiffImage, Got: running.String(), Want: wantDigests(im, st.Platform)}
+		if running.IsZero() {
+			d.Message = "the running digest could not be observed"
+		} else {
+			d.Message = fmt.Sprintf("runs %s, which is not image %s of the release for %s", running, im.Name, orAny(st.Platform))
+		}
+		diffs = append(diffs, d)
+	}
+	want := fmt.Sprint(m.Release.Generation)
+	switch {
+	case st.Manifest == nil:
+		diffs = append(diffs, Difference{Kind: DiffGeneration, Want: []string{want}, Message: "the agent has no manifest to check against"})
+	case st.Manifest.Generation != m.Release.Generation:
+		diffs = append(diffs, Difference{Kind: DiffGeneration, Got: fmt.Sprint(st.Manifest.Generation), Want: []string{want},
+			Message: fmt.Sprintf("checks against generation %d, the release is generation %d", st.Manifest.Generation, m.Release.Generation)})
+	case st.Manifest.Digest != md:
+		diffs = append(diffs, Difference{Kind: DiffManifest, Got: st.Manifest.Digest.String(), Want: []string{md.String()},
+			Message: fmt.Sprintf("checks against manifest %s, not %s, at the same generation", st.Manifest.Digest, md)})
+	}
+	if a := st.Assets; a != nil {
+		switch {
+		case len(a.NotInManifest) > 0 || a.NotInManifestOmitted > 0:
+			n := len(a.NotInManifest) + a.NotInManifestOmitted
+			diffs = append(diffs, Difference{Kind: DiffAssets, Got: a.Fingerprint.String(), Assets: a.NotInManifest,
+				Message: fmt.Sprintf("serves %d asset ID%s the manifest lacks", n, plural(n))})
+		case a.Complete && a.Fingerprint != m.Assets.Fingerprint:
+			diffs = append(diffs, Difference{Kind: DiffAssets, Got: a.Fingerprint.String(), Want: []string{m.Assets.Fingerprint.String()},
+				Message: "serves every asset ID of the manifest, with a different fingerprint"})
+		}
+	}
+	if len(diffs) == 0 && st.State != agent.StateAdmitted {
+		d := Difference{Kind: DiffNotAdmitted, Got: st.State, Want: []string{agent.StateAdmitted}, Message: "its agent " + st.State + " it"}
+		if st.Decision != nil {
+			for _, f := range st.Decision.Findings {
+				d.Findings = append(d.Findings, string(f.Kind))
+			}
+		}
+		diffs = append(diffs, d)
+	}
+	return diffs
+}
+
+func imageOf(m *manifest.Manifest, name string) (*manifest.Image, bool) {
+	if name == "" && len(m.Images) == 1 {
+		return &m.Images[0], true
+	}
+	return m.Image(name)
+}
+
+// wantDigests lists the digests that would match: the index and, for the
+// platform (every platform if none), the manifest and config digests.
+func wantDigests(im *manifest.Image, platform string) []string {
+	out := []string{im.Digest.String()}
+	for _, p := range im.Platforms {
+		if platform != "" && !manifest.PlatformMatches(p, platform) {
+			continue
+		}
+		if p.Digest != im.Digest {
+			out = append(out, p.Digest.String())
+		}
+		if !p.Config.IsZero() {
+			out = append(out, p.Config.String())
+		}
+	}
+	return out
+}
+
+func orAny(platform string) string {
+	if platform == "" {
+		return "any platform"
+	}
+	return platform
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,78 @@
+package fleet
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/internal/fleettest"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, path string, got []byte) { fleettest.Golden(t, path, got, *update) }
+
+// sampleReport is a fleet of five: three matching, one on a re-pushed
+// digest serving an unknown asset, one behind by a generation, and one
+// unreachable.
+func sampleReport(t *testing.T) *Report {
+	m := fleettest.Signed(t, 7)
+	m.Location = "release.json"
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	ok := func(id string) Instance {
+		return Instance{Name: id, InstanceID: id, ASG: "web", Target: "http://10.0.0." + id[len(id)-1:] + ":9464/v1/status", Spec: "asg:web",
+			State: "admitted", Running: fleettest.Amd64.String(), Fingerprint: m.Manifest.Assets.Fingerprint.String(),
+			Release: "store-web", Generation: 7, Manifest: m.Digest.String(), CheckedAt: &at}
+	}
+	repushed := ok("i-4")
+	repushed.State, repushed.Running, repushed.Fingerprint = "refused", fleettest.Repushed.String(), "sha256:"+fleettest.Repushed.Hex[:60]+"aaaa"
+	repushed.Differences = []Difference{
+		{Kind: DiffImage, Got: fleettest.Repushed.String(), Want: []string{fleettest.Index.String(), fleettest.Amd64.String(), fleettest.Amd64Cfg.String()}, Message: "runs " + fleettest.Repushed.String() + ", which is not image web of the release for linux/amd64"},
+		{Kind: DiffAssets, Got: repushed.Fingerprint, Assets: []string{"assets/app-ffff.js"}, Message: "serves 1 asset ID the manifest lacks"},
+	}
+	behind := ok("i-5")
+	behind.Generation, behind.Manifest = 6, "sha256:"+fleettest.Index.Hex[:60]+"6666"
+	behind.Differences = []Difference{{Kind: DiffGeneration, Got: "6", Want: []string{"7"}, Message: "checks against generation 6, the release is generation 7"}}
+	gone := Instance{Name: "i-6", InstanceID: "i-6", Target: "http://10.0.0.6:9464/v1/status", Spec: "asg:web",
+		Problem: &Problem{Kind: ProblemUnreachable, Message: "dial tcp 10.0.0.6:9464: connect: connection refused"}}
+	r := newReport(m, []Instance{ok("i-1"), ok("i-2"), ok("i-3"), repushed, behind, gone}, 0.2)
+	r.CheckedAt, r.DurationSeconds, r.Requests, r.Retries = at, 0.25, 9, 3
+	return r
+}
+
+func TestRender(t *testing.T) {
+	r := sampleReport(t)
+	for _, f := range []struct {
+		file  string
+		write func(*Report, *bytes.Buffer) error
+	}{
+		{"testdata/report.golden.json", func(r *Report, b *bytes.Buffer) error { return r.WriteJSON(b) }},
+		{"testdata/report.golden.txt", func(r *Report, b *bytes.Buffer) error { return r.WriteText(b) }},
+		{"testdata/report.golden.md", func(r *Report, b *bytes.Buffer) error { return r.WriteMarkdown(b) }},
+		{"testdata/report.golden.sarif", func(r *Report, b *bytes.Buffer) error { return r.WriteSARIF(b) }},
+	} {
+		var b bytes.Buffer
+		if err := f.write(r, &b); err != nil {
+			t.Fatalf("%s: %v", f.file, err)
+		}
+		golden(t, f.file, b.Bytes())
+	}
+}
+
+func TestReportJSONRoundTrips(t *testing.T) {
+	var b bytes.Buffer
+	if err := sampleReport(t).WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var r Report
+	dec := json.NewDecoder(&b)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("decoding the report: %v", err)
+	}
+	if len(r.InUse) != 2 || r.Summary.Result != ResultDivergent || r.Summary.UnreachableAllowed != 1 {
+		t.Errorf("decoded report: inUse %+v summary %+v", r.InUse, r.Summary)
+	}
+}

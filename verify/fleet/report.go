@@ -1,0 +1,302 @@
+package fleet
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/admission/agent"
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify"
+)
+
+// The identity of the report document.
+const (
+	ReportAPIVersion = "lockstep.dev/v1"
+	ReportKind       = "FleetReport"
+)
+
+// The results of a check.
+const (
+	ResultMatch      = "match"
+	ResultDivergent  = "divergent"
+	ResultUnverified = "unverified"
+)
+
+// The kinds of difference, stable in JSON.
+const (
+	// DiffImage: the running digest is not one of the image's digests for
+	// the instance's platform (or could not be observed).
+	DiffImage = "image-digest"
+	// DiffAssets: the instance serves asset IDs the manifest lacks (or, with
+	// a complete served set, another fingerprint).
+	DiffAssets = "assets"
+	// DiffGeneration: the agent checks against another generation (or has
+	// no manifest).
+	DiffGeneration = "generation"
+	// DiffManifest: the agent checks against another manifest of the same
+	// generation.
+	DiffManifest = "manifest-digest"
+	// DiffNotAdmitted: nothing above, yet the agent's last check did not
+	// admit the instance (e.g. an asset missing on the CDN).
+	DiffNotAdmitted = "not-admitted"
+)
+
+// The kinds of problem that leave an instance without a usable status,
+// stable in JSON. Each counts as unreachable.
+const (
+	ProblemNoAddress    = "no-address"
+	ProblemUnreachable  = "unreachable"
+	ProblemTimeout      = "timeout"
+	ProblemDeadline     = "deadline"
+	ProblemUnauthorized = "unauthorized"
+	ProblemHTTPStatus   = "http-status"
+	ProblemInvalid      = "invalid-status"
+	ProblemOversized    = "oversized"
+	ProblemPending      = "pending"
+)
+
+// Report is the result of a fleet check. Its JSON shape is stable and
+// documented in the README; fields are only ever added.
+type Report struct {
+	APIVersion string      `json:"apiVersion"`
+	Kind       string      `json:"kind"`
+	Manifest   ManifestRef `json:"manifest"`
+	Summary    Summary     `json:"summary"`
+	// Groups partitions the reachable instances by what they run, largest
+	// first.
+	Groups []Group `json:"groups"`
+	// Divergent and Unreachable list every instance that differs or gave
+	// no usable status, in target order.
+	Divergent   []Instance `json:"divergent"`
+	Unreachable []Instance `json:"unreachable"`
+	// InUse lists every manifest the reachable agents check against, with
+	// the image digests seen running under it: what `lockstep gc --in-use`
+	// must keep.
+	InUse           []InUse   `json:"inUse"`
+	CheckedAt       time.Time `json:"checkedAt"`
+	DurationSeconds float64   `json:"durationSeconds"`
+	// Requests and Retries count the HTTP attempts sent.
+	Requests int64 `json:"requests"`
+	Retries  int64 `json:"retries"`
+}
+
+// ManifestRef names the release the fleet was checked against.
+type ManifestRef struct {
+	Release     string `json:"release"`
+	Generation  int64  `json:"generation"`
+	Digest      string `json:"digest"`
+	Fingerprint string `json:"fingerprint"`
+	Location    string `json:"location,omitempty"`
+}
+
+// Summary counts the fleet.
+type Summary struct {
+	// Result is match, divergent or unverified (exit 0, 1, 3).
+	Result      string `json:"result"`
+	Instances   int    `json:"instances"`
+	Match       int    `json:"match"`
+	Divergent   int    `json:"divergent"`
+	Unreachable int    `json:"unreachable"`
+	// MaxUnreachable is the tolerated fraction; UnreachableAllowed the
+	// number of instances it allows for this fleet.
+	MaxUnreachable     float64 `json:"maxUnreachable"`
+	UnreachableAllowed int     `json:"unreachableAllowed"`
+}
+
+// Group is the reachable instances that share a running digest, a
+// served-asset fingerprint and a manifest generation.
+type Group struct {
+	Running     string `json:"running"`
+	Fingerprint string `json:"fingerprint"`
+	Generation  int64  `json:"generation"`
+	// Match is true when the group runs the release exactly.
+	Match bool `json:"match"`
+	Count int  `json:"count"`
+	// Instances names the group's instances.
+	Instances []string `json:"instances"`
+}
+
+// Instance is one instance's outcome.
+type Instance struct {
+	// Name is the instance ID where known, else the hostname, else the URL.
+	Name       string `json:"name"`
+	InstanceID string `json:"instanceId,omitempty"`
+	ASG        string `json:"asg,omitempty"`
+	Hostname   string `json:"hostname,omitempty"`
+	Target     string `json:"target"`
+	Spec       string `json:"spec"`
+	// State is the agent's state (pending, admitted, refused, unverified).
+	State       string     `json:"state,omitempty"`
+	Running     string     `json:"running,omitempty"`
+	Fingerprint string     `json:"fingerprint,omitempty"`
+	Release     string     `json:"release,omitempty"`
+	Generation  int64      `json:"generation,omitempty"`
+	Manifest    string     `json:"manifest,omitempty"`
+	CheckedAt   *time.Time `json:"checkedAt,omitempty"`
+	// Differences says how it diverges; Problem why it gave no usable
+	// status.
+	Differences []Difference `json:"differences,omitempty"`
+	Problem     *Problem     `json:"problem,omitempty"`
+}
+
+// Difference is one way an instance diverges from the release.
+type Difference struct {
+	Kind string `json:"kind"`
+	// Got is what the instance has; Want what would match.
+	Got  string   `json:"got,omitempty"`
+	Want []string `json:"want,omitempty"`
+	// Assets lists served asset IDs the manifest lacks (kind assets).
+	Assets []string `json:"assets,omitempty"`
+	// Findings lists the agent's finding kinds (kind not-admitted).
+	Findings []string `json:"findings,omitempty"`
+	Message  string   `json:"message"`
+}
+
+// Problem is why an instance gave no usable status.
+type Problem struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// InUse is one manifest seen in use across the fleet.
+type InUse struct {
+	ManifestDigest string   `json:"manifestDigest"`
+	Release        string   `json:"release"`
+	Generation     int64    `json:"generation"`
+	ImageDigests   []string `json:"imageDigests"`
+	Instances      int      `json:"instances"`
+}
+
+func (in *Instance) fill(st *agent.Status) {
+	if st.Instance.InstanceID != "" {
+		in.InstanceID = st.Instance.InstanceID
+	}
+	in.ASG, in.Hostname, in.State = st.Instance.ASG, st.Instance.Hostname, st.State
+	if n := st.Instance.Name(); n != "" {
+		in.Name = n
+	}
+	if st.Running != nil {
+		in.Running = st.Running.Digest.String()
+	}
+	if st.Assets != nil {
+		in.Fingerprint = st.Assets.Fingerprint.String()
+	}
+	if st.Manifest != nil {
+		in.Release, in.Generation, in.Manifest = st.Manifest.Release, st.Manifest.Generation, st.Manifest.Digest.String()
+	}
+	in.CheckedAt = st.CheckedAt
+}
+
+func newReport(m *manifest.Signed, instances []Instance, maxUnreachable float64) *Report {
+	r := &Report{
+		APIVersion: ReportAPIVersion, Kind: ReportKind,
+		Manifest: ManifestRef{
+			Release: m.Manifest.Release.Name, Generation: m.Manifest.Release.Generation,
+			Digest: m.Digest.String(), Fingerprint: m.Manifest.Assets.Fingerprint.String(), Location: m.Location,
+		},
+		Groups: []Group{}, Divergent: []Instance{}, Unreachable: []Instance{}, InUse: []InUse{},
+	}
+	type key struct {
+		running, fingerprint string
+		generation           int64
+	}
+	groups := map[key]*Group{}
+	inUse := map[string]*InUse{}
+	images := map[string]map[string]bool{}
+	for _, in := range instances {
+		if in.Problem != nil {
+			r.Unreachable = append(r.Unreachable, in)
+			continue
+		}
+		if len(in.Differences) > 0 {
+			r.Divergent = append(r.Divergent, in)
+		}
+		k := key{in.Running, in.Fingerprint, in.Generation}
+		g := groups[k]
+		if g == nil {
+			g = &Group{Running: in.Running, Fingerprint: in.Fingerprint, Generation: in.Generation, Match: true}
+			groups[k] = g
+		}
+		g.Count++
+		g.Instances = append(g.Instances, in.Name)
+		g.Match = g.Match && len(in.Differences) == 0
+		if in.Manifest != "" {
+			u := inUse[in.Manifest]
+			if u == nil {
+				u = &InUse{ManifestDigest: in.Manifest, Release: in.Release, Generation: in.Generation, ImageDigests: []string{}}
+				inUse[in.Manifest], images[in.Manifest] = u, map[string]bool{}
+			}
+			u.Instances++
+			if in.Running != "" && !images[in.Manifest][in.Running] {
+				images[in.Manifest][in.Running] = true
+				u.ImageDigests = append(u.ImageDigests, in.Running)
+			}
+		}
+	}
+	for _, g := range groups {
+		r.Groups = append(r.Groups, *g)
+	}
+	sort.Slice(r.Groups, func(i, j int) bool {
+		a, b := r.Groups[i], r.Groups[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		return fmt.Sprint(a.Running, a.Fingerprint, a.Generation) < fmt.Sprint(b.Running, b.Fingerprint, b.Generation)
+	})
+	for _, u := range inUse {
+		sort.Strings(u.ImageDigests)
+		r.InUse = append(r.InUse, *u)
+	}
+	sort.Slice(r.InUse, func(i, j int) bool { return r.InUse[i].ManifestDigest < r.InUse[j].ManifestDigest })
+	n := len(instances)
+	r.Summary = Summary{
+		Instances: n, Divergent: len(r.Divergent), Unreachable: len(r.Unreachable),
+		Match:          n - len(r.Divergent) - len(r.Unreachable),
+		MaxUnreachable: maxUnreachable, UnreachableAllowed: allowed(maxUnreachable, n),
+	}
+	switch {
+	case r.Summary.Divergent > 0:
+		r.Summary.Result = ResultDivergent
+	case n == 0 || r.Summary.Unreachable > r.Summary.UnreachableAllowed:
+		r.Summary.Result = ResultUnverified
+	default:
+		r.Summary.Result = ResultMatch
+	}
+	return r
+}
+
+// allowed is how many of n instances may be unreachable: the largest u
+// with u/n ≤ fraction.
+func allowed(fraction float64, n int) int {
+	if fraction <= 0 {
+		return 0
+	}
+	return min(n, int(fraction*float64(n)+1e-9))
+}
+
+func (r *Report) err() error {
+	s := r.Summary
+	switch s.Result {
+	case ResultDivergent:
+		names := make([]string, 0, 3)
+		for _, in := range r.Divergent[:min(3, len(r.Divergent))] {
+			names = append(names, in.Name)
+		}
+		if len(r.Divergent) > 3 {
+			names = append(names, "…")
+		}
+		return &verify.MismatchError{
+			Subject: "fleet",
+			Got:     fmt.Sprintf("%d of %d instances divergent (%s)", s.Divergent, s.Instances, strings.Join(names, ", ")),
+			Want:    "every instance on " + r.Manifest.Release + "@" + fmt.Sprint(r.Manifest.Generation),
+		}
+	case ResultUnverified:
+		if s.Instances == 0 {
+			return &verify.UnavailableError{Dependency: "fleet", Err: fmt.Errorf("no instances to check")}
+		}
+		return &verify.UnavailableError{Dependency: "fleet", Err: fmt.Errorf("%d of %d instances unreachable, more than the %d (%g) allowed", s.Unreachable, s.Instances, s.UnreachableAllowed, s.MaxUnreachable)}
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/admission"
@@ -84,9 +85,9 @@ type ManifestRef struct {
 // them.
 type AssetStatus struct {
 	// Fingerprint is manifest.Fingerprint over the served asset IDs, each
-	// with the manifest's hash; a served ID the manifest lacks contributes a
-	// line with an empty hash, so the value differs from that of every subset
-	// of the manifest. When Complete, it equals the manifest's fingerprint.
+	// with the manifest's hash; a served ID the manifest lacks counts with an
+	// all-zero hash (as in admission's decision), so the value differs from
+	// that of every subset of the manifest. When Complete, it equals the manifest's fingerprint.
 	// When the probes see only part of the manifest's assets (the usual case:
 	// a page references a few of them) it is the fingerprint of that part:
 	// equal across instances that serve the same part, comparable with the
@@ -113,6 +114,10 @@ type AgentInfo struct {
 	IntervalSeconds float64 `json:"intervalSeconds"`
 }
 
+// zeroHash stands for the unknown content of a served ID the manifest
+// lacks.
+var zeroHash = strings.Repeat("0", 64)
+
 // Assets computes the served-asset status of served (asset IDs, i.e. paths
 // relative to a CDN base) against m. Duplicates in served count once.
 func Assets(m *manifest.Manifest, served []string) AssetStatus {
@@ -126,7 +131,7 @@ func Assets(m *manifest.Manifest, served []string) AssetStatus {
 		f, ok := m.Assets.File(id)
 		if !ok {
 			missing = append(missing, id)
-			f = manifest.File{Path: id}
+			f = manifest.File{Path: id, SHA256: zeroHash}
 		}
 		files = append(files, f)
 	}

@@ -12,50 +12,19 @@ import (
 
 	"github.com/lockstep-dev/lockstep/admission"
 	"github.com/lockstep-dev/lockstep/admission/agent"
+	"github.com/lockstep-dev/lockstep/admission/agent/agenttest"
 	"github.com/lockstep-dev/lockstep/internal/fleettest"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verify"
 )
 
-// instanceSpec describes a simulated instance: what its agent observed.
-type instanceSpec struct {
-	id       string
-	running  manifest.Digest
-	platform string
-	gen      int64
-	served   []string
-	allowed  bool
-	findings []admission.Kind
-}
+type instanceSpec = agenttest.Instance
 
-func good(id string) instanceSpec {
-	return instanceSpec{id: id, running: fleettest.Amd64, platform: "linux/amd64", gen: 7, served: fleettest.Assets, allowed: true}
-}
+func good(id string) instanceSpec { return agenttest.Good(id) }
 
-// startAgent runs the real agent's handler, after one check by a fake
-// checker that reports spec's observations.
 func startAgent(t *testing.T, spec instanceSpec, o agent.ServeOptions) string {
-	t.Helper()
-	m := fleettest.Signed(t, spec.gen)
-	var fs []admission.Finding
-	for _, k := range spec.findings {
-		fs = append(fs, admission.Finding{Kind: k, Severity: admission.Refuse, Message: string(k)})
-	}
-	a := agent.New(agent.Config{
-		Identity: agent.Identity{InstanceID: spec.id, Hostname: "host-" + spec.id, Source: "imds"},
-		Checker: agent.CheckerFunc(func(context.Context) agent.Result {
-			return agent.Result{
-				Decision: admission.Decision{Allowed: spec.allowed, Findings: fs},
-				Image:    "web", Platform: spec.platform, Running: spec.running, RunningSource: "digest",
-				Manifest: m, Probed: spec.served != nil, Served: spec.served,
-			}
-		}),
-	})
-	a.CheckNow(context.Background())
-	srv := httptest.NewServer(a.Handler(o))
-	t.Cleanup(srv.Close)
-	return srv.URL + StatusPath
+	return agenttest.Serve(t, spec, o)
 }
 
 func targetsOf(urls ...string) []Target {
@@ -90,11 +59,7 @@ func TestCheckNamesTheRepushedInstance(t *testing.T) {
 	for _, id := range []string{"i-01", "i-02", "i-03", "i-04"} {
 		urls = append(urls, startAgent(t, good(id), agent.ServeOptions{}))
 	}
-	bad := good("i-05")
-	bad.running, bad.allowed = fleettest.Repushed, false
-	bad.served = append([]string{"assets/app-ffff.js"}, fleettest.Assets[1:]...)
-	bad.findings = []admission.Kind{admission.KindImageDigestMismatch, admission.KindAssetNotInManifest}
-	urls = append(urls, startAgent(t, bad, agent.ServeOptions{}))
+	urls = append(urls, startAgent(t, agenttest.Repushed("i-05"), agent.ServeOptions{}))
 
 	r, err := Check(context.Background(), fleettest.Signed(t, 7), targetsOf(urls...), Options{})
 	if !verify.IsMismatch(err) {
@@ -127,17 +92,17 @@ func TestCheckNamesTheRepushedInstance(t *testing.T) {
 
 func TestCheckDifferences(t *testing.T) {
 	arm := good("i-arm")
-	arm.platform, arm.running = "linux/arm64", fleettest.Arm64Cfg
+	arm.Platform, arm.Running = "linux/arm64", fleettest.Arm64Cfg
 	armOnAmd := good("i-arm-on-amd")
-	armOnAmd.running = fleettest.Arm64
+	armOnAmd.Running = fleettest.Arm64
 	behind := good("i-behind")
-	behind.gen = 6
+	behind.Generation = 6
 	cdn := good("i-cdn")
-	cdn.allowed, cdn.findings = false, []admission.Kind{admission.KindAssetMissingOnCDN}
+	cdn.Allowed, cdn.Findings = false, []admission.Kind{admission.KindAssetMissingOnCDN}
 	unobserved := good("i-unobserved")
-	unobserved.running = manifest.Digest{}
+	unobserved.Running = manifest.Digest{}
 	partial := good("i-partial")
-	partial.served = []string{"index.html"}
+	partial.Served = []string{"index.html"}
 	tests := []struct {
 		spec instanceSpec
 		want string
@@ -158,7 +123,7 @@ func TestCheckDifferences(t *testing.T) {
 			got = strings.Join(kinds(r.Divergent[0].Differences), ",")
 		}
 		if got != tt.want || len(r.Unreachable) != 0 {
-			t.Errorf("%s: differences %q (unreachable %+v), want %q", tt.spec.id, got, r.Unreachable, tt.want)
+			t.Errorf("%s: differences %q (unreachable %+v), want %q", tt.spec.ID, got, r.Unreachable, tt.want)
 		}
 	}
 }

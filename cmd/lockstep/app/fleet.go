@@ -1,0 +1,262 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/urfave/cli/v2"
+
+	"github.com/lockstep-dev/lockstep/internal/atomicfile"
+	"github.com/lockstep-dev/lockstep/internal/transport"
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify/fleet"
+)
+
+var fleetFormats = []string{"text", "json", "markdown", "sarif"}
+
+func fleetCommand() *cli.Command {
+	return group("fleet", "check that a fleet runs exactly the release", fleetCheckCommand())
+}
+
+func fleetCheckCommand() *cli.Command {
+	flags := append(sourceFlags(), trustFlags()...)
+	flags = append(flags,
+		&cli.StringSliceFlag{Name: "targets", Usage: "instances to check: asg:NAME, tg:ARN, ec2-tag:KEY=VALUE, file:PATH or status URLs (repeatable; arguments are targets too)"},
+		&cli.IntFlag{Name: "agent-port", Value: fleet.DefaultAgentPort, Usage: "the agent's port on discovered instances"},
+		&cli.StringFlag{Name: "agent-scheme", Value: "http", Usage: "http or https, for discovered instances"},
+		&cli.IntFlag{Name: "concurrency", Value: fleet.DefaultConcurrency, Usage: "statuses fetched at once"},
+		&cli.DurationFlag{Name: "timeout", Value: fleet.DefaultTimeout, Usage: "bound on each instance's fetch, retries included"},
+		&cli.DurationFlag{Name: "deadline", Value: 2 * time.Minute, Usage: "bound on the whole check, discovery included"},
+		&cli.Float64Flag{Name: "max-unreachable", Value: fleet.DefaultMaxUnreachable, Usage: "fraction of instances that may be unreachable before the check cannot say (exit 3)"},
+		&cli.StringFlag{Name: "token-file", Usage: "a file holding the agents' bearer token", EnvVars: []string{"LOCKSTEP_AGENT_TOKEN_FILE"}},
+		&cli.StringFlag{Name: "ca-cert", Usage: "PEM CAs that sign https agents' certificates (default: the system's)"},
+		&cli.StringFlag{Name: "client-cert", Usage: "PEM client certificate for agents that require one"},
+		&cli.StringFlag{Name: "client-key", Usage: "PEM key of --client-cert"},
+		&cli.StringFlag{Name: "region", Usage: "AWS region for discovery (default: the SDK's configuration)", EnvVars: []string{"AWS_REGION"}},
+		&cli.StringFlag{Name: "report", Usage: "also write the JSON report to this file (for gc --in-use)"},
+		formatFlag(fleetFormats...),
+	)
+	return &cli.Command{
+		Name:      "check",
+		Usage:     "fetch every instance agent's status and compare the fleet with the manifest",
+		ArgsUsage: "[TARGET...]",
+		Flags:     flags,
+		Action:    fleetCheck,
+	}
+}
+
+func fleetCheck(c *cli.Context) error {
+	f, err := format(c, fleetFormats...)
+	if err != nil {
+		return err
+	}
+	specs := append(c.StringSlice("targets"), c.Args().Slice()...)
+	if len(specs) == 0 {
+		return usage(errors.New("no targets: give --targets asg:NAME, tg:ARN, ec2-tag:KEY=VALUE, file:PATH or status URLs"))
+	}
+	if mu := c.Float64("max-unreachable"); mu < 0 || mu > 1 {
+		return usage(fmt.Errorf("--max-unreachable %g: want a fraction between 0 and 1", mu))
+	}
+	if s := c.String("agent-scheme"); s != "http" && s != "https" {
+		return usage(fmt.Errorf("--agent-scheme %q: want http or https", s))
+	}
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("deadline"))
+	defer cancel()
+	log := logger(c)
+	m, err := fleetManifest(ctx, c)
+	if err != nil {
+		return err
+	}
+	client, err := fleetAgentClient(c)
+	if err != nil {
+		return err
+	}
+	dopts, err := discoverOptions(ctx, c, specs)
+	if err != nil {
+		return err
+	}
+	targets, err := fleet.Discover(ctx, specs, dopts)
+	var se *fleet.SpecError
+	if errors.As(err, &se) {
+		return usage(err)
+	}
+	if err != nil {
+		return err
+	}
+	log.Info("checking the fleet", "instances", len(targets), "release", m.Manifest.ID())
+	var token string
+	if p := c.String("token-file"); p != "" {
+		t, err := readBearerToken(p)
+		if err != nil {
+			return err
+		}
+		token = string(t)
+	}
+	r, checkErr := fleet.Check(ctx, m, targets, fleet.Options{
+		Client: client, Concurrency: c.Int("concurrency"), Timeout: c.Duration("timeout"),
+		MaxUnreachable: c.Float64("max-unreachable"), Token: token, Logger: log,
+	})
+	if r == nil {
+		return checkErr
+	}
+	if p := c.String("report"); p != "" {
+		var b bytes.Buffer
+		if err := r.WriteJSON(&b); err != nil {
+			return err
+		}
+		if err := atomicfile.Write(p, b.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := writeFleetReport(c.App.Writer, r, f); err != nil {
+		return err
+	}
+	return checkErr
+}
+
+func writeFleetReport(w io.Writer, r *fleet.Report, f string) error {
+	switch f {
+	case "json":
+		return r.WriteJSON(w)
+	case "markdown":
+		return r.WriteMarkdown(w)
+	case "sarif":
+		return r.WriteSARIF(w)
+	}
+	return r.WriteText(w)
+}
+
+// fleetManifest fetches the manifest the source flags name and verifies
+// it as the trust flags say.
+func fleetManifest(ctx context.Context, c *cli.Context) (*manifest.Signed, error) {
+	src, err := sourceFromFlags(c)
+	if err != nil {
+		return nil, err
+	}
+	v, insecure, err := verifierFromFlags(c)
+	if err != nil {
+		return nil, err
+	}
+	m, err := src.Fetch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if insecure {
+		logger(c).Warn("the manifest's signature is not checked (--insecure-allow-unsigned)", "manifest", m.Location)
+	} else if v != nil {
+		if err := v.Verify(ctx, m); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// fleetAgentClient is the transport to agents: the default policy with
+// --timeout per attempt, and the TLS flags.
+func fleetAgentClient(c *cli.Context) (*transport.Client, error) {
+	p := transport.DefaultPolicy()
+	p.Timeout = c.Duration("timeout")
+	var opts []transport.Option
+	if c.String("ca-cert") != "" || c.String("client-cert") != "" {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		if ca := c.String("ca-cert"); ca != "" {
+			pem, err := os.ReadFile(ca)
+			if err != nil {
+				return nil, usage(fmt.Errorf("--ca-cert: %w", err))
+			}
+			cfg.RootCAs = x509.NewCertPool()
+			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, usage(fmt.Errorf("--ca-cert %s: no PEM certificate", ca))
+			}
+		}
+		if cert := c.String("client-cert"); cert != "" {
+			pair, err := tls.LoadX509KeyPair(cert, c.String("client-key"))
+			if err != nil {
+				return nil, usage(fmt.Errorf("--client-cert: %w", err))
+			}
+			cfg.Certificates = []tls.Certificate{pair}
+		}
+		opts = append(opts, transport.WithTLSConfig(cfg))
+	}
+	return transport.New(p, opts...), nil
+}
+
+// discoverOptions builds the AWS clients the specs need, and only those,
+// on the shared transport with the SDK's retryer set to the same policy.
+func discoverOptions(ctx context.Context, c *cli.Context, specs []string) (fleet.DiscoverOptions, error) {
+	o := fleet.DiscoverOptions{AgentPort: c.Int("agent-port"), Scheme: c.String("agent-scheme")}
+	needAS, needEC2, needELB := fleet.NeedsAWS(specs)
+	if !needAS && !needEC2 && !needELB {
+		return o, nil
+	}
+	cfg, err := fleetAWSConfig(ctx, c.String("region"))
+	if err != nil {
+		return o, err
+	}
+	if needAS {
+		o.AutoScaling = autoscaling.NewFromConfig(cfg)
+	}
+	if needEC2 {
+		o.EC2 = ec2.NewFromConfig(cfg)
+	}
+	if needELB {
+		o.ELBv2 = elbv2.NewFromConfig(cfg)
+	}
+	return o, nil
+}
+
+// fleetAWSConfig loads the SDK's configuration (environment, shared files,
+// instance role) with its HTTP client on the shared transport and its
+// retryer on the transport's policy: the same attempts, the same capped
+// backoff with full jitter.
+func fleetAWSConfig(ctx context.Context, region string) (aws.Config, error) {
+	p := transport.DefaultPolicy()
+	t := transport.New(p)
+	opts := []func(*config.LoadOptions) error{
+		config.WithHTTPClient(&http.Client{Transport: t.Transport()}),
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = p.MaxAttempts
+				o.MaxBackoff = p.MaxDelay
+				o.Backoff = retry.NewExponentialJitterBackoff(p.MaxDelay)
+			})
+		}),
+	}
+	if region != "" {
+		opts = append(opts, config.WithRegion(region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("loading the AWS configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// readBearerToken reads a bearer token file: its content without surrounding
+// white space, which must not be empty.
+func readBearerToken(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usage(fmt.Errorf("reading the token file: %w", err))
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" || strings.ContainsAny(t, " \t\r\n") {
+		return nil, usage(fmt.Errorf("token file %s: want one token, no white space", path))
+	}
+	return []byte(t), nil
+}

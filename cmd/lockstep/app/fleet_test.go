@@ -1,0 +1,143 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockstep-dev/lockstep/admission/agent"
+	"github.com/lockstep-dev/lockstep/admission/agent/agenttest"
+	"github.com/lockstep-dev/lockstep/internal/fleettest"
+	"github.com/lockstep-dev/lockstep/verify/fleet"
+)
+
+// runFleetCLI runs lockstep with args and returns its exit code, stdout and
+// stderr.
+func runFleetCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	a := New()
+	a.Writer, a.ErrWriter = &out, &errb
+	err := a.RunContext(context.Background(), append([]string{"lockstep"}, args...))
+	code := Exit(err, &errb)
+	return code, out.String(), errb.String()
+}
+
+// fleetFixture writes the fixture manifest and a targets file naming the
+// given status URLs, and returns their paths.
+func fleetFixture(t *testing.T, urls ...string) (manifestPath, targetsPath string) {
+	t.Helper()
+	dir := t.TempDir()
+	raw, err := fleettest.Manifest(7).Indent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifestPath = filepath.Join(dir, "release.json")
+	targetsPath = filepath.Join(dir, "fleet.txt")
+	if err := os.WriteFile(manifestPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(targetsPath, []byte("# the fleet\n"+strings.Join(urls, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return manifestPath, targetsPath
+}
+
+func closedPort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func TestFleetCheckCLI(t *testing.T) {
+	var goods []string
+	for _, id := range []string{"i-01", "i-02", "i-03"} {
+		goods = append(goods, agenttest.Serve(t, agenttest.Good(id), agent.ServeOptions{}))
+	}
+	bad := agenttest.Serve(t, agenttest.Repushed("i-04"), agent.ServeOptions{})
+	okManifest, okTargets := fleetFixture(t, goods...)
+	badManifest, badTargets := fleetFixture(t, append(goods, bad)...)
+	_, downTargets := fleetFixture(t, goods[0], closedPort(t))
+	common := []string{"fleet", "check", "--insecure-allow-unsigned", "--timeout", "2s"}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"all match", []string{"--manifest", okManifest, "--targets", "file:" + okTargets}, ExitOK, "3 run the release exactly"},
+		{"one re-pushed", []string{"--manifest", badManifest, "--targets", "file:" + badTargets}, ExitMismatch, "i-04"},
+		{"targets as arguments", []string{"--manifest", okManifest, goods[0], goods[1]}, ExitOK, "2 instances"},
+		{"half unreachable", []string{"--manifest", okManifest, "--targets", "file:" + downTargets}, ExitUnverified, "unreachable"},
+		{"half unreachable, tolerated", []string{"--manifest", okManifest, "--targets", "file:" + downTargets, "--max-unreachable", "0.5"}, ExitOK, "1 unreachable"},
+		{"markdown", []string{"--manifest", badManifest, "--targets", "file:" + badTargets, "--format", "markdown"}, ExitMismatch, "### Divergent"},
+		{"no targets", []string{"--manifest", okManifest}, ExitInvalid, ""},
+		{"bad target", []string{"--manifest", okManifest, "--targets", "rds:x"}, ExitInvalid, ""},
+		{"bad fraction", []string{"--manifest", okManifest, "--targets", "file:" + okTargets, "--max-unreachable", "2"}, ExitInvalid, ""},
+		{"bad format", []string{"--manifest", okManifest, "--targets", "file:" + okTargets, "--format", "yaml"}, ExitInvalid, ""},
+		{"no manifest", []string{"--targets", "file:" + okTargets}, ExitInvalid, ""},
+	}
+	for _, tt := range tests {
+		code, out, errOut := runFleetCLI(t, append(common, tt.args...)...)
+		if code != tt.code || !strings.Contains(out, tt.out) {
+			t.Errorf("%s: exit %d, want %d; stdout:\n%s\nstderr:\n%s", tt.name, code, tt.code, out, errOut)
+		}
+	}
+}
+
+func TestFleetCheckCLIJSONAndReport(t *testing.T) {
+	good := agenttest.Serve(t, agenttest.Good("i-01"), agent.ServeOptions{})
+	bad := agenttest.Serve(t, agenttest.Repushed("i-02"), agent.ServeOptions{})
+	m, targets := fleetFixture(t, good, bad)
+	reportPath := filepath.Join(t.TempDir(), "fleet.json")
+	code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--targets", "file:"+targets, "--format", "json", "--report", reportPath)
+	if code != ExitMismatch {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, errOut)
+	}
+	saved, err := os.ReadFile(reportPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, doc := range map[string]string{"stdout": out, "--report": string(saved)} {
+		var r fleet.Report
+		if err := json.Unmarshal([]byte(doc), &r); err != nil {
+			t.Fatalf("%s is not a report: %v", name, err)
+		}
+		if len(r.Divergent) != 1 || r.Divergent[0].Name != "i-02" || len(r.InUse) != 1 || len(r.InUse[0].ImageDigests) != 2 {
+			t.Errorf("%s: divergent %+v inUse %+v", name, r.Divergent, r.InUse)
+		}
+	}
+	code, out, _ = runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--targets", "file:"+targets, "--format", "sarif")
+	var sarif struct {
+		Version string `json:"version"`
+		Runs    []struct {
+			Results []struct {
+				RuleID string `json:"ruleId"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &sarif); err != nil || code != ExitMismatch || sarif.Version != "2.1.0" || len(sarif.Runs[0].Results) != 2 {
+		t.Errorf("sarif: exit %d, %v, %+v", code, err, sarif)
+	}
+}
+
+func TestFleetCheckCLIToken(t *testing.T) {
+	secret := agenttest.Serve(t, agenttest.Good("i-01"), agent.ServeOptions{Token: []byte("s3cret")})
+	m, targets := fleetFixture(t, secret)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
+	if code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--targets", "file:"+targets); code != ExitUnverified || !strings.Contains(out, "unauthorized") {
+		t.Errorf("without the token: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--targets", "file:"+targets, "--token-file", tokenFile); code != ExitOK {
+		t.Errorf("with the token: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

@@ -1,0 +1,139 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/urfave/cli/v2"
+
+	"github.com/lockstep-dev/lockstep/admission/agent"
+	"github.com/lockstep-dev/lockstep/internal/transport"
+)
+
+func agentCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "listen", Value: agent.DefaultListen, Usage: "host:port to serve /v1/status, /healthz and /metrics on; a non-loopback address needs --token-file or --tls-cert/--tls-key/--client-ca", EnvVars: []string{"LOCKSTEP_AGENT_LISTEN"}},
+		&cli.StringFlag{Name: "token-file", Usage: "a file holding the bearer token /v1/status and /metrics require", EnvVars: []string{"LOCKSTEP_AGENT_TOKEN_FILE"}},
+		&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with this PEM certificate"},
+		&cli.StringFlag{Name: "tls-key", Usage: "the PEM key of --tls-cert"},
+		&cli.StringFlag{Name: "client-ca", Usage: "PEM CAs whose client certificates may read /v1/status and /metrics (with --tls-cert)"},
+		&cli.DurationFlag{Name: "interval", Value: 60 * time.Second, Usage: "time between checks (each wait drawn from interval ± jitter)"},
+		&cli.Float64Flag{Name: "jitter", Value: 0.2, Usage: "fraction of --interval each wait varies by, in [0, 1)"},
+		&cli.DurationFlag{Name: "watch-interval", Value: 15 * time.Second, Usage: "with --store: how often to read the channel; a new generation starts a check at once"},
+		&cli.StringFlag{Name: "identity", Value: "auto", Usage: "where the instance identity comes from: auto (IMDSv2, else the hostname), imds (required) or hostname"},
+	}
+	return &cli.Command{
+		Name:      "agent",
+		Usage:     "re-run the admission check on an interval and serve the instance's status, health and metrics",
+		UsageText: "lockstep agent [--listen ADDR] [--token-file FILE | --tls-cert FILE --tls-key FILE --client-ca FILE] --manifest SRC --image NAME --running SOURCE [--probe URL...]",
+		Flags:     append(flags, agentCheckFlags()...),
+		Action:    runAgent,
+	}
+}
+
+func runAgent(c *cli.Context) error {
+	if j := c.Float64("jitter"); j < 0 || j >= 1 {
+		return usage(fmt.Errorf("--jitter %g: want a fraction in [0, 1)", j))
+	}
+	if c.Duration("interval") <= 0 || c.Duration("watch-interval") <= 0 {
+		return usage(errors.New("--interval and --watch-interval must be positive"))
+	}
+	opts, err := agentServeOptions(c)
+	if err != nil {
+		return err
+	}
+	log := logger(c)
+	checker, watch, err := agentChecker(c)
+	if err != nil {
+		return err
+	}
+	id, err := agentIdentity(c)
+	if err != nil {
+		return err
+	}
+	a := agent.New(agent.Config{
+		Checker: checker, Interval: c.Duration("interval"), Jitter: c.Float64("jitter"),
+		Watch: watch, WatchInterval: c.Duration("watch-interval"),
+		Identity: id, Version: Version, Logger: log,
+	})
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		errc <- agent.Serve(ctx, a, opts, func(addr net.Addr) { log.Info("agent listening", "addr", addr.String(), "instance", id.Name()) })
+	}()
+	go a.Run(ctx)
+	if err := <-errc; err != nil {
+		return unverified(err)
+	}
+	return nil
+}
+
+// agentServeOptions turns the listen and authentication flags into serve
+// options, refusing a non-loopback address without authentication.
+func agentServeOptions(c *cli.Context) (agent.ServeOptions, error) {
+	o := agent.ServeOptions{Addr: c.String("listen")}
+	if p := c.String("token-file"); p != "" {
+		t, err := readBearerToken(p)
+		if err != nil {
+			return o, err
+		}
+		o.Token = t
+	}
+	cert, key, ca := c.String("tls-cert"), c.String("tls-key"), c.String("client-ca")
+	switch {
+	case (cert == "") != (key == ""):
+		return o, usage(errors.New("--tls-cert and --tls-key go together"))
+	case ca != "" && cert == "":
+		return o, usage(errors.New("--client-ca needs --tls-cert and --tls-key"))
+	case cert != "":
+		cfg, err := agent.ServerTLS(cert, key, ca)
+		if err != nil {
+			return o, usage(err)
+		}
+		o.TLS = cfg
+	}
+	if err := o.Check(); err != nil {
+		return o, usage(err)
+	}
+	return o, nil
+}
+
+// agentIdentity finds the instance's identity as --identity says: IMDSv2
+// (bounded to a few seconds; the Auto Scaling group from the instance's
+// tags, else from DescribeAutoScalingInstances), the hostname otherwise.
+func agentIdentity(c *cli.Context) (agent.Identity, error) {
+	mode := c.String("identity")
+	switch mode {
+	case "hostname":
+		id, _ := agent.Identify(c.Context, agent.IdentifyOptions{})
+		return id, nil
+	case "auto", "imds":
+	default:
+		return agent.Identity{}, usage(fmt.Errorf("--identity %q: want auto, imds or hostname", mode))
+	}
+	ctx, cancel := context.WithTimeout(c.Context, 5*time.Second)
+	defer cancel()
+	client := transport.New(transport.DefaultPolicy())
+	o := agent.IdentifyOptions{IMDS: imds.New(imds.Options{HTTPClient: &http.Client{Transport: client.Transport()}})}
+	if cfg, err := fleetAWSConfig(ctx, ""); err == nil {
+		o.AutoScaling = autoscaling.NewFromConfig(cfg)
+	}
+	id, errs := agent.Identify(ctx, o)
+	if id.Source != "imds" {
+		if mode == "imds" {
+			return id, unverified(fmt.Errorf("--identity imds: %w", errors.Join(errs...)))
+		}
+		logger(c).Info("no instance metadata; the hostname identifies this instance", "hostname", id.Hostname)
+	}
+	for _, err := range errs {
+		logger(c).Debug("finding the instance identity", "err", err)
+	}
+	return id, nil
+}

@@ -22,7 +22,8 @@ type Identity struct {
 	PrivateIP        string `json:"privateIp,omitempty"`
 	// Hostname is always set (os.Hostname).
 	Hostname string `json:"hostname"`
-	// Source is "imds" when the instance ID came from IMDS, else "hostname".
+	// Source is "imds" when the instance ID came from IMDS, "flag" when it
+	// was given (lockstep agent --instance-name), else "hostname".
 	Source string `json:"source"`
 }
 

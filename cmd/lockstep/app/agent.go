@@ -27,6 +27,7 @@ func agentCommand() *cli.Command {
 		&cli.Float64Flag{Name: "jitter", Value: 0.2, Usage: "fraction of --interval each wait varies by, in [0, 1)"},
 		&cli.DurationFlag{Name: "watch-interval", Value: 15 * time.Second, Usage: "with --store: how often to read the channel; a new generation starts a check at once"},
 		&cli.StringFlag{Name: "identity", Value: "auto", Usage: "where the instance identity comes from: auto (IMDSv2, else the hostname), imds (required) or hostname"},
+		&cli.StringFlag{Name: "instance-name", Usage: "name the instance in its status (instead of the IMDS instance ID)", EnvVars: []string{"LOCKSTEP_INSTANCE_NAME"}},
 	}
 	return &cli.Command{
 		Name:      "agent",
@@ -113,7 +114,7 @@ func agentIdentity(c *cli.Context) (agent.Identity, error) {
 	switch mode {
 	case "hostname":
 		id, _ := agent.Identify(c.Context, agent.IdentifyOptions{})
-		return id, nil
+		return named(c, id), nil
 	case "auto", "imds":
 	default:
 		return agent.Identity{}, usage(fmt.Errorf("--identity %q: want auto, imds or hostname", mode))
@@ -135,5 +136,13 @@ func agentIdentity(c *cli.Context) (agent.Identity, error) {
 	for _, err := range errs {
 		logger(c).Debug("finding the instance identity", "err", err)
 	}
-	return id, nil
+	return named(c, id), nil
+}
+
+// named applies --instance-name.
+func named(c *cli.Context, id agent.Identity) agent.Identity {
+	if n := c.String("instance-name"); n != "" {
+		id.InstanceID, id.Source = n, "flag"
+	}
+	return id
 }

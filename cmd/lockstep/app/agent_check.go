@@ -9,7 +9,7 @@ import (
 )
 
 // agentCheckFlags are the admission check's flags, the same as admit's.
-func agentCheckFlags() []cli.Flag { return nil }
+func agentCheckFlags() []cli.Flag { return append(sourceFlags(), trustFlags()...) }
 
 // agentChecker builds the check the agent re-runs from the same flags as
 // admit, and the channel watch when the manifest comes from a store.

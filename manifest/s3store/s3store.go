@@ -130,7 +130,7 @@ func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
 	if err != nil {
 		return err
 	}
-	existing, err := s.Get(ctx, release, m.Digest)
+	existing, _, err := s.getManifest(ctx, release, m.Digest)
 	switch {
 	case errors.Is(err, manifest.ErrNotFound):
 		// Sidecars first, so a reader never sees the manifest without the
@@ -141,7 +141,7 @@ func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
 		_, err := s.put(ctx, key, m.Raw, "", true)
 		if isPrecondition(err) {
 			// A concurrent Put won: check what it stored.
-			_, err = s.Get(ctx, release, m.Digest)
+			_, _, err = s.getManifest(ctx, release, m.Digest)
 			return err
 		}
 		if err != nil {
@@ -242,22 +242,10 @@ func (s *Store) get(ctx context.Context, key string, limit int64) ([]byte, strin
 
 // Get reads a manifest and its signature and bundle. See manifest.Store.
 func (s *Store) Get(ctx context.Context, release string, d manifest.Digest) (*manifest.Signed, error) {
-	key, err := s.manifestKey(release, d)
+	signed, key, err := s.getManifest(ctx, release, d)
 	if err != nil {
 		return nil, err
 	}
-	raw, _, err := s.get(ctx, key, manifest.MaxSize)
-	if errors.Is(err, manifest.ErrNotFound) {
-		return nil, fmt.Errorf("manifest %s of release %s: %w", d, release, manifest.ErrNotFound)
-	}
-	if err != nil {
-		return nil, err
-	}
-	signed, err := manifest.CheckStored(raw, strings.TrimPrefix(key, s.prefix), release, d)
-	if err != nil {
-		return nil, err
-	}
-	signed.Location = "s3://" + s.bucket + "/" + key
 	base := strings.TrimSuffix(key, ".json")
 	if signed.Signature, err = s.getOptional(ctx, base+".sig"); err != nil {
 		return nil, err
@@ -266,6 +254,28 @@ func (s *Store) Get(ctx context.Context, release string, d manifest.Digest) (*ma
 		return nil, err
 	}
 	return signed, nil
+}
+
+// getManifest reads and checks a manifest, without its sidecars, and
+// returns its key.
+func (s *Store) getManifest(ctx context.Context, release string, d manifest.Digest) (*manifest.Signed, string, error) {
+	key, err := s.manifestKey(release, d)
+	if err != nil {
+		return nil, "", err
+	}
+	raw, _, err := s.get(ctx, key, manifest.MaxSize)
+	if errors.Is(err, manifest.ErrNotFound) {
+		return nil, "", fmt.Errorf("manifest %s of release %s: %w", d, release, manifest.ErrNotFound)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	signed, err := manifest.CheckStored(raw, strings.TrimPrefix(key, s.prefix), release, d)
+	if err != nil {
+		return nil, "", err
+	}
+	signed.Location = "s3://" + s.bucket + "/" + key
+	return signed, key, nil
 }
 
 func (s *Store) getOptional(ctx context.Context, key string) ([]byte, error) {
@@ -309,9 +319,7 @@ func (s *Store) Move(ctx context.Context, channel string, m *manifest.Signed, by
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.Get(ctx, release, m.Digest); err != nil {
-		return nil, fmt.Errorf("moving channel %s: %w", channel, err)
-	}
+	checked := false
 	for attempt := 1; attempt <= s.maxAttempts; attempt++ {
 		cur, etag, err := s.readPointer(ctx, release, channel)
 		if errors.Is(err, manifest.ErrNotFound) {
@@ -323,6 +331,21 @@ func (s *Store) Move(ctx context.Context, channel string, m *manifest.Signed, by
 		next, err := manifest.NextPointer(cur, channel, m, by, s.now())
 		if err != nil {
 			return nil, err
+		}
+		if !checked {
+			// The generation is decided first: a manifest that gc took
+			// meanwhile was below the channel, and that is the answer.
+			if _, _, err := s.getManifest(ctx, release, m.Digest); err != nil {
+				if errors.Is(err, manifest.ErrNotFound) {
+					if now, _, perr := s.readPointer(ctx, release, channel); perr == nil {
+						if _, gerr := manifest.NextPointer(now, channel, m, by, s.now()); gerr != nil {
+							return nil, gerr
+						}
+					}
+				}
+				return nil, fmt.Errorf("moving channel %s: %w", channel, err)
+			}
+			checked = true
 		}
 		data, err := next.Encode()
 		if err != nil {
@@ -353,7 +376,7 @@ func (s *Store) Move(ctx context.Context, channel string, m *manifest.Signed, by
 
 // ensure stores m again if it is gone.
 func (s *Store) ensure(ctx context.Context, m *manifest.Signed) error {
-	_, err := s.Get(ctx, m.Manifest.Release.Name, m.Digest)
+	_, _, err := s.getManifest(ctx, m.Manifest.Release.Name, m.Digest)
 	if errors.Is(err, manifest.ErrNotFound) {
 		s.log.Warn("manifest deleted while its channel was created; storing it again", "digest", m.Digest)
 		return s.Put(ctx, m)

@@ -355,10 +355,21 @@ func testConcurrent(t *testing.T, st manifest.Store, n int) {
 	done := make(chan struct{})
 	var gcWG, readWG sync.WaitGroup
 	gcRuns := 0
+	// nextGC is closed when the next gc pass starts: publishers wait for
+	// one to five passes between storing and moving, so gc sees stored
+	// manifests that are about to become live (the race window), and the
+	// moves spread over many passes.
+	var gcMu sync.Mutex
+	nextGC := make(chan struct{})
+	waitGC := func() <-chan struct{} { gcMu.Lock(); defer gcMu.Unlock(); return nextGC }
 	gcWG.Add(1)
 	go func() {
 		defer gcWG.Done()
 		for {
+			gcMu.Lock()
+			close(nextGC)
+			nextGC = make(chan struct{})
+			gcMu.Unlock()
 			select {
 			case <-done:
 				return
@@ -412,7 +423,14 @@ func testConcurrent(t *testing.T, st manifest.Store, n int) {
 		go func(s *manifest.Signed) {
 			defer wg.Done()
 			<-start
-			p, err := store.Publish(ctx, st, s, "production", fmt.Sprintf("publisher-%d", s.Manifest.Release.Generation))
+			if err := st.Put(ctx, s); err != nil {
+				t.Errorf("Put(%d): %v", s.Manifest.Release.Generation, err)
+				return
+			}
+			for range 1 + rand.IntN(5) {
+				<-waitGC()
+			}
+			p, err := st.Move(ctx, "production", s, fmt.Sprintf("publisher-%d", s.Manifest.Release.Generation))
 			var ge *manifest.GenerationError
 			switch {
 			case errors.As(err, &ge):

@@ -301,7 +301,7 @@ func (s *Store) Move(ctx context.Context, channel string, m *manifest.Signed, by
 	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return nil, fmt.Errorf("moving channel %s: %w", channel, err)
 	}
-	s.log.Info("moved channel", "release", release, "channel", channel, "generation", next.Generation, "digest", next.Digest)
+	s.log.Debug("moved channel", "release", release, "channel", channel, "generation", next.Generation, "digest", next.Digest)
 	return next, nil
 }
 
@@ -386,7 +386,7 @@ func (s *Store) Delete(ctx context.Context, release string, d manifest.Digest) e
 			return fmt.Errorf("deleting %s%s: %w", d, ext, err)
 		}
 	}
-	s.log.Info("deleted manifest", "release", release, "digest", d)
+	s.log.Debug("deleted manifest", "release", release, "digest", d)
 	return nil
 }
 

@@ -360,7 +360,7 @@ func (s *Store) Move(ctx context.Context, channel string, m *manifest.Signed, by
 					return nil, err
 				}
 			}
-			s.log.Info("moved channel", "release", release, "channel", channel, "generation", next.Generation, "digest", next.Digest, "attempts", attempt)
+			s.log.Debug("moved channel", "release", release, "channel", channel, "generation", next.Generation, "digest", next.Digest, "attempts", attempt)
 			return next, nil
 		}
 		if !isPrecondition(err) {
@@ -479,7 +479,7 @@ func (s *Store) Delete(ctx context.Context, release string, d manifest.Digest) e
 			return fmt.Errorf("deleting s3://%s/%s: %w", s.bucket, k, err)
 		}
 	}
-	s.log.Info("deleted manifest", "release", release, "digest", d)
+	s.log.Debug("deleted manifest", "release", release, "digest", d)
 	return nil
 }
 

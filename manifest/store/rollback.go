@@ -10,17 +10,31 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
+// RollbackOptions says what to roll back to.
+type RollbackOptions struct {
+	Release, Channel string
+	// To is a manifest digest ("sha256:…") or a generation number.
+	To string
+	// By is recorded as the mover.
+	By string
+	// Now is the new manifest's createdAt (default time.Now).
+	Now time.Time
+	// NoPublish makes the manifest only: nothing is stored or moved (to
+	// sign it before publishing it).
+	NoPublish bool
+}
+
 // RollbackResult is what Rollback did: the manifest it rolled back to
-// (From), the new manifest it published with that content, and the
-// channel's new pointer.
+// (From), the new manifest with that content, and the channel's new
+// pointer (nil with NoPublish).
 type RollbackResult struct {
 	From     *manifest.Signed
 	Manifest *manifest.Signed
 	Pointer  *manifest.Pointer
 }
 
-// Rollback publishes, on channel, a new manifest whose content is the
-// release named by to (a digest, "sha256:…", or a generation number) and
+// Rollback publishes, on o.Channel, a new manifest whose content is the
+// release named by o.To (a digest, "sha256:…", or a generation number) and
 // whose generation is NextGeneration's: a rollback is a new, higher
 // generation, so that no consumer's rollback protection has to be turned
 // off. The new manifest is created at now; when the old one expired, the
@@ -30,8 +44,15 @@ type RollbackResult struct {
 // A generation or digest that is not in the store wraps
 // manifest.ErrNotFound; a channel that moved meanwhile is a
 // *manifest.GenerationError.
-func Rollback(ctx context.Context, st manifest.Store, release, channel, to, by string, now time.Time) (*RollbackResult, error) {
-	from, err := find(ctx, st, release, channel, to)
+func Rollback(ctx context.Context, st manifest.Store, o RollbackOptions) (*RollbackResult, error) {
+	release, channel, now := o.Release, o.Channel, o.Now
+	if channel == "" {
+		channel = DefaultChannel
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	from, err := find(ctx, st, release, channel, o.To)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +75,10 @@ func Rollback(ctx context.Context, st manifest.Store, release, channel, to, by s
 	if err != nil {
 		return nil, err
 	}
-	p, err := Publish(ctx, st, s, channel, by)
+	if o.NoPublish {
+		return &RollbackResult{From: from, Manifest: s}, nil
+	}
+	p, err := Publish(ctx, st, s, channel, o.By)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,15 @@ import (
 // bytes differ from its canonical encoding.
 func Manifest(t testing.TB, release string, gen int64, variant string) *manifest.Signed {
 	t.Helper()
+	s, err := NewManifest(release, gen, variant)
+	if err != nil {
+		t.Fatalf("test manifest: %v", err)
+	}
+	return s
+}
+
+// NewManifest is Manifest for examples and benchmarks outside a test.
+func NewManifest(release string, gen int64, variant string) (*manifest.Signed, error) {
 	hexOf := func(s string) string {
 		sum := sha256.Sum256([]byte(s))
 		return hex.EncodeToString(sum[:])
@@ -37,13 +46,9 @@ func Manifest(t testing.TB, release string, gen int64, variant string) *manifest
 	}
 	raw, err := m.Indent()
 	if err != nil {
-		t.Fatalf("encoding test manifest: %v", err)
+		return nil, err
 	}
-	s, err := manifest.NewSigned(raw, "test")
-	if err != nil {
-		t.Fatalf("test manifest: %v", err)
-	}
-	return s
+	return manifest.NewSigned(raw, "test")
 }
 
 // Signed returns s with a signature and a bundle (not real ones: the

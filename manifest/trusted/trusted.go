@@ -25,10 +25,12 @@ const DefaultDir = "/var/lib/lockstep"
 const (
 	KindRollback = "manifest-rollback"
 	KindExpired  = "manifest-expired"
+	// KindInvalid: the source served a manifest of another release.
+	KindInvalid = "manifest-invalid"
 )
 
 // RefusalError refuses a manifest: a rollback below an accepted generation,
-// or an expired manifest. It wraps a *manifest.GenerationError (rollback)
+// an expired manifest, or one of another release. It wraps a *manifest.GenerationError (rollback)
 // or a *verify.MismatchError (expiry), so that the CLI exits 1.
 type RefusalError struct {
 	// Kind is KindRollback or KindExpired.
@@ -284,7 +286,7 @@ func (s *Source) Fetch(ctx context.Context) (*manifest.Signed, error) {
 		release = m.Manifest.Release.Name
 	}
 	if m.Manifest.Release.Name != release {
-		return nil, &RefusalError{Kind: KindRollback, Release: release, Err: &verify.MismatchError{Subject: "manifest release", Got: m.Manifest.Release.Name, Want: release}}
+		return nil, &RefusalError{Kind: KindInvalid, Release: release, Err: &verify.MismatchError{Subject: "manifest release", Got: m.Manifest.Release.Name, Want: release}}
 	}
 	if err := s.State.Check(release, m); err != nil {
 		return nil, err

@@ -222,4 +222,3 @@ func TestChannelSource(t *testing.T) {
 		t.Errorf("Fetch(unreachable) = %v, want UnavailableError", err)
 	}
 }
-

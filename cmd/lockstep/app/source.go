@@ -21,14 +21,14 @@ func sourceFlags() []cli.Flag {
 
 // sourceFromFlags builds the manifest source the flags name.
 func sourceFromFlags(c *cli.Context) (manifest.Source, error) {
-	path, store := c.String("manifest"), c.String("store")
+	path, url := c.String("manifest"), c.String("store")
 	switch {
-	case path != "" && store != "":
+	case path != "" && url != "":
 		return nil, usage(fmt.Errorf("--manifest and --store are exclusive"))
 	case path != "":
 		return manifest.FileSource{Path: path}, nil
-	case store != "":
-		return nil, usage(fmt.Errorf("--store is not supported yet"))
+	case url != "":
+		return channelSourceFromFlags(c, url)
 	}
 	return nil, usage(fmt.Errorf("a manifest is required: --manifest FILE or --store URL --release NAME"))
 }

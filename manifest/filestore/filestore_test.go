@@ -51,3 +51,13 @@ func TestParseURL(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkStore(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) manifest.Store {
+		st, err := filestore.New(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st
+	})
+}

@@ -268,3 +268,38 @@ func TestParseURL(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkGofakes3(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) manifest.Store {
+		return benchTarget(b, newFakeURL(b), "AK", "SK")
+	})
+}
+
+func BenchmarkRadosgw(b *testing.B) {
+	ep := os.Getenv("LOCKSTEP_TEST_S3_ENDPOINT")
+	if ep == "" {
+		b.Skip("no S3 server: set LOCKSTEP_TEST_S3_ENDPOINT")
+	}
+	storetest.Bench(b, func(b *testing.B) manifest.Store {
+		return benchTarget(b, ep, os.Getenv("LOCKSTEP_TEST_S3_ACCESS_KEY"), os.Getenv("LOCKSTEP_TEST_S3_SECRET_KEY"))
+	})
+}
+
+func newFakeURL(b *testing.B) string {
+	srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
+	b.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func benchTarget(b *testing.B, endpoint, ak, sk string) manifest.Store {
+	api := client(endpoint, ak, sk)
+	bucket := fmt.Sprintf("lockstep-bench-%d-%d", os.Getpid(), bucketSeq.Add(1))
+	if _, err := api.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
+		b.Fatal(err)
+	}
+	st, err := s3store.New(api, bucket, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st
+}

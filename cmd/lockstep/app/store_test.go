@@ -252,3 +252,30 @@ func TestAutoGeneration(t *testing.T) {
 		t.Errorf("--generation auto without --store: code %d, want 2", code)
 	}
 }
+
+// TestStoreCorruptExit: damaged store content is "could not verify" (3),
+// and publish leaves it as it found it.
+func TestStoreCorruptExit(t *testing.T) {
+	dir := t.TempDir()
+	url := filepath.Join(dir, "store")
+	ms := storeTestManifests(t, dir, 2)
+	storeTestRun(t, nil, "publish", "--store", url, filepath.Join(dir, "g1.json"))
+	ptr := filepath.Join(url, "web", "channels", "production.json")
+	os.WriteFile(ptr, []byte(`{"release":"web","chan`), 0o644)
+	if _, errs, code := storeTestRun(t, nil, "status", "--store", url, "--release", "web"); code != ExitUnverified || !strings.Contains(errs, "truncated") {
+		t.Errorf("status on a truncated pointer: %d %q, want 3 saying truncated", code, errs)
+	}
+	if _, _, code := storeTestRun(t, nil, "publish", "--store", url, filepath.Join(dir, "g2.json")); code != ExitUnverified {
+		t.Errorf("publish over a truncated pointer: %d, want 3", code)
+	}
+	if b, _ := os.ReadFile(ptr); string(b) != `{"release":"web","chan` {
+		t.Errorf("publish overwrote the damaged pointer: %s", b)
+	}
+	// A manifest whose bytes are not its name.
+	mf := filepath.Join(url, "web", "manifests", ms[0].Digest.String()+".json")
+	os.WriteFile(mf, []byte(`{"apiVersion":"lockstep.dev/v1"}`), 0o644)
+	out, errs, code := storeTestRun(t, nil, "gc", "--store", url, "--release", "web", "--keep", "0", "--yes")
+	if code != ExitUnverified {
+		t.Errorf("gc with a damaged pointer: %d %s %s, want 3", code, out, errs)
+	}
+}

@@ -143,7 +143,9 @@ func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
 	if !bytes.Equal(existing.Raw, m.Raw) {
 		// The same manifest formatted differently: the stored bytes (and
 		// the signature over them) stay.
-		s.log.Debug("manifest already stored with other bytes; keeping them", "release", release, "digest", m.Digest)
+		if len(m.Signature) > 0 || len(m.Bundle) > 0 {
+			s.log.Warn("manifest already stored with other bytes; keeping them and their signature, not this one", "release", release, "digest", m.Digest)
+		}
 		return nil
 	}
 	return s.writeSidecars(path, m, false)

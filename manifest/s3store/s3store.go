@@ -153,7 +153,9 @@ func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
 		return err
 	}
 	if !bytes.Equal(existing.Raw, m.Raw) {
-		s.log.Debug("manifest already stored with other bytes; keeping them", "release", release, "digest", m.Digest)
+		if len(m.Signature) > 0 || len(m.Bundle) > 0 {
+			s.log.Warn("manifest already stored with other bytes; keeping them and their signature, not this one", "release", release, "digest", m.Digest)
+		}
 		return nil
 	}
 	return s.putSidecars(ctx, key, m, true)

@@ -118,26 +118,22 @@ func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
 		return fmt.Errorf("putting %s: %w", m.Digest, err)
 	}
 	existing, err := s.Get(ctx, release, m.Digest)
-	switch {
-	case errors.Is(err, manifest.ErrNotFound):
-		// Sidecars first, so a reader never sees the manifest without the
-		// signature it was published with.
-		if err := s.writeSidecars(path, m, true); err != nil {
-			return err
+	if errors.Is(err, manifest.ErrNotFound) {
+		err = createOnce(path, m.Raw)
+		if err == nil {
+			// Ours: then its sidecars (replacing any an interrupted Delete
+			// left). The channel moves only after Put returns, so a consumer
+			// following it never sees the manifest without them.
+			s.log.Debug("stored manifest", "release", release, "digest", m.Digest)
+			return s.writeSidecars(path, m, true)
 		}
-		err := createOnce(path, m.Raw)
-		if errors.Is(err, fs.ErrExist) {
-			// A concurrent Put won: check that what it stored is this
-			// manifest.
-			_, err = s.Get(ctx, release, m.Digest)
-			return err
-		}
-		if err != nil {
+		if !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("putting %s: %w", m.Digest, err)
 		}
-		s.log.Debug("stored manifest", "release", release, "digest", m.Digest)
-		return nil
-	case err != nil:
+		// A concurrent Put won: check what it stored.
+		existing, err = s.Get(ctx, release, m.Digest)
+	}
+	if err != nil {
 		return err
 	}
 	if !bytes.Equal(existing.Raw, m.Raw) {
@@ -151,9 +147,8 @@ func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
 	return s.writeSidecars(path, m, false)
 }
 
-// writeSidecars writes a signature and a bundle that are not there yet.
-// With fresh, a stale sidecar (left by a Put that did not finish) is
-// replaced; otherwise an existing one is kept.
+// writeSidecars writes the signature and bundle of m. With fresh (m was
+// just stored), a sidecar there is replaced; otherwise one there is kept.
 func (s *Store) writeSidecars(path string, m *manifest.Signed, fresh bool) error {
 	base := strings.TrimSuffix(path, ".json")
 	for _, sc := range []struct {

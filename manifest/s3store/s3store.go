@@ -131,25 +131,22 @@ func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
 		return err
 	}
 	existing, _, err := s.getManifest(ctx, release, m.Digest)
-	switch {
-	case errors.Is(err, manifest.ErrNotFound):
-		// Sidecars first, so a reader never sees the manifest without the
-		// signature it was published with.
-		if err := s.putSidecars(ctx, key, m, false); err != nil {
-			return err
+	if errors.Is(err, manifest.ErrNotFound) {
+		_, err = s.put(ctx, key, m.Raw, "", true)
+		if err == nil {
+			// Ours: then its sidecars. The channel moves only after Put
+			// returns, so a consumer following it never sees the manifest
+			// without them.
+			s.log.Debug("stored manifest", "release", release, "digest", m.Digest)
+			return s.putSidecars(ctx, key, m, false)
 		}
-		_, err := s.put(ctx, key, m.Raw, "", true)
-		if isPrecondition(err) {
-			// A concurrent Put won: check what it stored.
-			_, _, err = s.getManifest(ctx, release, m.Digest)
-			return err
-		}
-		if err != nil {
+		if !isPrecondition(err) {
 			return fmt.Errorf("putting %s: %w", m.Digest, err)
 		}
-		s.log.Debug("stored manifest", "release", release, "digest", m.Digest)
-		return nil
-	case err != nil:
+		// A concurrent Put won: check what it stored.
+		existing, _, err = s.getManifest(ctx, release, m.Digest)
+	}
+	if err != nil {
 		return err
 	}
 	if !bytes.Equal(existing.Raw, m.Raw) {

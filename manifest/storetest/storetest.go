@@ -31,6 +31,7 @@ func Run(t *testing.T, newStore func(t *testing.T) manifest.Store, opts ...Optio
 	}
 	t.Run("PutGet", func(t *testing.T) { testPutGet(t, newStore(t)) })
 	t.Run("PutNeverRewrites", func(t *testing.T) { testPutNeverRewrites(t, newStore(t)) })
+	t.Run("ConcurrentPutsOfOneDigest", func(t *testing.T) { testPutRace(t, newStore(t)) })
 	t.Run("Missing", func(t *testing.T) { testMissing(t, newStore(t)) })
 	t.Run("GenerationRule", func(t *testing.T) { testGenerationRule(t, newStore(t)) })
 	t.Run("MoveNeedsStoredManifest", func(t *testing.T) { testMoveUnstored(t, newStore(t)) })
@@ -121,6 +122,49 @@ func testPutNeverRewrites(t *testing.T, st manifest.Store) {
 	}
 	if !bytes.Equal(got.Signature, Signed(s).Signature) {
 		t.Errorf("signature after re-Put of the same bytes = %q, want it added", got.Signature)
+	}
+}
+
+// testPutRace: publishers store one manifest at once, formatted two ways,
+// each signing its own bytes. One set of bytes wins, and the signature
+// stored beside it is the one over those bytes.
+func testPutRace(t *testing.T, st manifest.Store) {
+	ctx := context.Background()
+	indented := Manifest(t, "web", 1, "")
+	canon, err := indented.Manifest.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	compact, err := manifest.NewSigned(canon, "canonical")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigFor := map[string][]byte{}
+	var versions []*manifest.Signed
+	for i, v := range []*manifest.Signed{indented, compact} {
+		s := *v
+		s.Signature = []byte(fmt.Sprintf("signature-over-version-%d", i))
+		sigFor[string(s.Raw)] = s.Signature
+		versions = append(versions, &s)
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := st.Put(ctx, versions[i%2]); err != nil {
+				t.Errorf("Put: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	got, err := st.Get(ctx, "web", indented.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, ok := sigFor[string(got.Raw)]
+	if !ok || !bytes.Equal(got.Signature, want) {
+		t.Errorf("stored bytes carry signature %q, want %q (the one over them)", got.Signature, want)
 	}
 }
 

@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -278,4 +281,41 @@ func TestStoreCorruptExit(t *testing.T) {
 	if code != ExitUnverified {
 		t.Errorf("gc with a damaged pointer: %d %s %s, want 3", code, out, errs)
 	}
+}
+
+// TestStoreCommandsS3 runs publish and status on s3:// through the real
+// SDK configuration path (AWS_ENDPOINT_URL_S3, path-style, the credential
+// chain from the environment) against gofakes3, the in-process S3 fake.
+func TestStoreCommandsS3(t *testing.T) {
+	backend := s3mem.New()
+	if err := backend.CreateBucket("releases"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	defer srv.Close()
+	t.Setenv("AWS_ENDPOINT_URL_S3", srv.URL)
+	t.Setenv("AWS_ACCESS_KEY_ID", "AK")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "SK")
+	t.Setenv("AWS_REGION", "")
+	dir := t.TempDir()
+	ms := storeTestManifests(t, dir, 2)
+	url := "s3://releases/lockstep"
+	for g := 1; g <= 2; g++ {
+		if _, errs, code := storeTestRun(t, nil, "publish", "--store", url, filepath.Join(dir, fmt.Sprintf("g%d.json", g))); code != 0 {
+			t.Fatalf("publish g%d on s3: %d %s", g, code, errs)
+		}
+	}
+	if _, errs, code := storeTestRun(t, nil, "publish", "--store", url, filepath.Join(dir, "g1.json")); code != ExitMismatch {
+		t.Errorf("publish of an older generation on s3: %d %s, want 1", code, errs)
+	}
+	out, errs, code := storeTestRun(t, nil, "status", "--store", url, "--release", "web", "--format", "json")
+	var st store.StatusReport
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Generation != 2 || st.Digest != ms[1].Digest {
+		t.Errorf("status on s3: %d %s %s", code, out, errs)
+	}
+	obj, err := backend.GetObject("releases", "lockstep/web/manifests/"+ms[0].Digest.String()+".sig", nil)
+	if err != nil {
+		t.Fatalf("the signature is not beside the manifest in the bucket: %v", err)
+	}
+	obj.Contents.Close()
 }

@@ -99,7 +99,13 @@ func Run(ctx context.Context, cfg Config) admission.Decision {
 	if timeout <= 0 {
 		timeout = admission.DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	// Acting must survive a cancelled parent (SIGTERM while checking is a
+	// refusal, and the group must still hear ABANDON), but not the
+	// deadline.
+	deadline := time.Now().Add(timeout)
+	actCtx, actCancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer actCancel()
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	hook := cfg.LifecycleHook != "" || cfg.AutoScalingGroup != ""
 	acting := hook || cfg.TargetGroup != ""
@@ -119,7 +125,7 @@ func Run(ctx context.Context, cfg Config) admission.Decision {
 		}
 		region := cfg.Region
 		if err == nil {
-			instance, region, err = identify(ctx, cfg)
+			instance, region, err = identify(actCtx, cfg)
 			if err != nil {
 				pre = append(pre, admission.Finding{Kind: admission.KindDependencyUnreachable, Subject: "instance metadata", Message: err.Error()})
 			}
@@ -128,7 +134,7 @@ func Run(ctx context.Context, cfg Config) admission.Decision {
 			if cfg.Connect == nil {
 				err = errors.New("no AWS clients configured")
 			} else {
-				clients, err = cfg.Connect(ctx, region)
+				clients, err = cfg.Connect(actCtx, region)
 			}
 			if err != nil {
 				pre = append(pre, admission.Finding{Kind: admission.KindDependencyUnreachable, Subject: "AWS", Message: fmt.Sprintf("connecting to AWS: %v", err)})
@@ -162,7 +168,7 @@ func Run(ctx context.Context, cfg Config) admission.Decision {
 		case d.DryRun:
 			a.Status = admission.ActionSkipped
 		default:
-			if err := register(ctx, cfg, clients, instance); err != nil {
+			if err := register(actCtx, cfg, clients, instance); err != nil {
 				a.Status, a.Error = admission.ActionFailed, err.Error()
 				d.Add(admission.Finding{Kind: admission.KindDependencyUnreachable, Subject: "target group " + cfg.TargetGroup, Message: err.Error()})
 			} else {
@@ -176,7 +182,7 @@ func Run(ctx context.Context, cfg Config) admission.Decision {
 		if d.Allowed {
 			result = Continue
 		}
-		a := complete(ctx, cfg, clients, instance, result, d.DryRun, len(pre) > 0)
+		a := complete(actCtx, cfg, clients, instance, result, d.DryRun, len(pre) > 0)
 		a.Heartbeats = int(beats.Load())
 		d.Actions = append(d.Actions, a)
 		if a.Status == admission.ActionFailed {
@@ -184,7 +190,7 @@ func Run(ctx context.Context, cfg Config) admission.Decision {
 				Message: fmt.Sprintf("completing the lifecycle action with %s: %s", result, a.Error)})
 			if result == Continue {
 				// Admitted, but the group did not hear it: fail closed.
-				b := complete(ctx, cfg, clients, instance, Abandon, false, false)
+				b := complete(actCtx, cfg, clients, instance, Abandon, false, false)
 				d.Actions = append(d.Actions, b)
 			}
 		}

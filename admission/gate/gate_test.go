@@ -389,3 +389,18 @@ func TestRunDependencyDown(t *testing.T) {
 		})
 	}
 }
+
+// TestRunCancelled stops the gate (SIGTERM) before it decides: refused,
+// and the group still hears ABANDON.
+func TestRunCancelled(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	d := gate.Run(ctx, e.config(config))
+	if d.Allowed || !d.Unverified {
+		t.Fatalf("a cancelled gate was not refused as unverified:\n%s", dump(d))
+	}
+	if got := completions(t, e); len(got) != 1 || got[0] != gate.Abandon {
+		t.Errorf("lifecycle results = %q, want [ABANDON]\n%s", got, dump(d))
+	}
+}

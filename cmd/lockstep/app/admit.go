@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -103,6 +104,11 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 	}
 	if (c.String("lifecycle-hook") == "") != (c.String("asg") == "") {
 		return gate.Config{}, usage(errors.New("--lifecycle-hook and --asg go together"))
+	}
+	if p := c.String("platform"); p != "" {
+		if parts := strings.Split(p, "/"); len(parts) < 2 || len(parts) > 3 || slices.Contains(parts, "") {
+			return gate.Config{}, usage(fmt.Errorf("--platform %q: want os/arch[/variant], e.g. linux/amd64", p))
+		}
 	}
 	if c.Duration("timeout") <= 0 {
 		return gate.Config{}, usage(errors.New("--timeout must be positive"))

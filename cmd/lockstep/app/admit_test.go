@@ -118,6 +118,7 @@ func TestAdmitExitCodes(t *testing.T) {
 		{"manifest URL down", append(e.args(), "--manifest", "http://127.0.0.1:1/release.json", "--timeout", "3s"), 3, "dependency-unreachable"},
 		{"no running", []string{"admit", "--manifest", e.manifestPath, "--insecure-allow-unsigned"}, 2, "--running is required"},
 		{"bad running", append(e.args(), "--running", "k8s:web"), 2, "want docker"},
+		{"bad platform", append(e.args(), "--platform", "linux"), 2, "--platform"},
 		{"bad format", append(e.args(), "--format", "xml"), 2, "--format"},
 		{"negative sample", append(e.args(), "--sample", "-1"), 2, "--sample"},
 		{"sample and all", append(e.args(), "--sample", "3", "--all-assets"), 2, "exclusive"},

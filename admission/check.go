@@ -71,9 +71,14 @@ type Config struct {
 	// the CDN besides the served ones; AllAssets checks every one.
 	Sample    int
 	AllAssets bool
-	// ForeignRefuses makes a reference to a host that is neither a CDN
-	// base nor the page's origin a refusal instead of a warning.
-	ForeignRefuses bool
+	// AllowHosts are third-party hosts a page may reference without
+	// refusal (a fonts or analytics host): "host", "host:port" or
+	// "*.domain". References to them are listed in Decision.Foreign,
+	// unchecked. A reference to any other host that is neither a CDN base
+	// nor the page's own origin refuses (asset-foreign-host): it cannot be
+	// checked, and a build that loads code from a host nobody recorded is
+	// what a mistake or an attacker would produce.
+	AllowHosts []string
 
 	// Client sends every request; nil means a client with the default
 	// policy. Its Stats count the requests of a check.
@@ -532,18 +537,40 @@ func (c *checker) served(m *manifest.Manifest, pages []*probe.Page, errs []error
 		files = append(files, f)
 	}
 	for _, u := range mapped.Foreign {
-		sev := Warn
-		if cfg.ForeignRefuses {
-			sev = Refuse
+		if hostAllowed(u, cfg.AllowHosts) {
+			continue
 		}
-		c.add(Finding{Kind: KindAssetForeignHost, Severity: sev, Subject: u,
-			Message: fmt.Sprintf("the instance references %s, on a host that is neither a CDN base nor its own: not checked", u)})
+		c.add(Finding{Kind: KindAssetForeignHost, Subject: u, Want: "a CDN base of the manifest, the instance, or an allowed host",
+			Message: fmt.Sprintf("the instance references %s, on a host that is neither a CDN base of %s nor its own nor allowed", u, m.ID())})
 	}
 	c.update(func(d *Decision) {
 		d.Served, d.Foreign = mapped.IDs, mapped.Foreign
 		d.ServedFingerprint = manifest.Fingerprint(files)
 	})
 	return mapped.IDs
+}
+
+// hostAllowed reports whether the URL's host is one of allow: "host",
+// "host:port" or "*.domain" (any subdomain of domain).
+func hostAllowed(rawURL string, allow []string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	host, hostPort := strings.ToLower(u.Hostname()), strings.ToLower(u.Host)
+	for _, a := range allow {
+		a = strings.ToLower(strings.TrimSpace(a))
+		switch {
+		case a == "":
+		case strings.HasPrefix(a, "*."):
+			if strings.HasSuffix(host, a[1:]) {
+				return true
+			}
+		case a == host || a == hostPort:
+			return true
+		}
+	}
+	return false
 }
 
 // cdn checks the served assets (and the sample) on the CDN.

@@ -196,10 +196,17 @@ func TestCheck(t *testing.T) {
 				fx.m.Assets.Fingerprint = manifest.Fingerprint(fx.m.Assets.Files)
 			},
 			want: []admission.Kind{admission.KindCDNLoop}},
-		{name: "foreign script warns", running: amd64Conf.String(), page: v1Page + `<script src="https://tracker.example.net/t.js"></script>`,
-			warn: []admission.Kind{admission.KindAssetForeignHost, admission.KindManifestUnsigned}},
-		{name: "foreign script refused when asked", running: amd64Conf.String(), page: `<script src="https://tracker.example.net/t.js"></script>`,
-			edit: func(fx *fixture, c *admission.Config) { c.ForeignRefuses = true },
+		{name: "foreign script refused", running: amd64Conf.String(), page: v1Page + `<script src="https://tracker.example.net/t.js"></script>`,
+			want: []admission.Kind{admission.KindAssetForeignHost}},
+		{name: "allowed foreign host", running: amd64Conf.String(), page: v1Page + `<script src="https://tracker.example.net/t.js"></script><link rel=stylesheet href="https://fonts.example.com/f.css">`,
+			edit: func(fx *fixture, c *admission.Config) {
+				c.AllowHosts = []string{"TRACKER.example.net", "*.example.com"}
+			},
+			warn: []admission.Kind{admission.KindManifestUnsigned}},
+		{name: "allowed host by port only", running: amd64Conf.String(), page: `<script src="https://tracker.example.net:8443/t.js"></script>`,
+			edit: func(fx *fixture, c *admission.Config) { c.AllowHosts = []string{"tracker.example.net:443"} },
+			want: []admission.Kind{admission.KindAssetForeignHost}},
+		{name: "all assets moved to an unknown host", running: amd64Conf.String(), page: `<script src="https://cdn2.example.org/static/js/app.1111.js"></script>`,
 			want: []admission.Kind{admission.KindAssetForeignHost}},
 		{name: "expired manifest", running: amd64Conf.String(),
 			edit: func(fx *fixture, c *admission.Config) {

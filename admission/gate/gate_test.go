@@ -50,14 +50,15 @@ type env struct {
 	appBlock     chan struct{} // when set, the page waits for it
 	cloud        *awsfake.AWS
 	imds         *awsfake.IMDS
+	files        map[string]string
 	mu           sync.Mutex
 	regions      []string
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{}
 	files := scenario.Assets("v1", 4)
+	e := &env{files: files}
 	dir := t.TempDir()
 	if err := scenario.WriteFiles(dir, files); err != nil {
 		t.Fatal(err)
@@ -346,6 +347,22 @@ func TestRunDependencyDown(t *testing.T) {
 			cfg.Check.Running = src
 		}},
 		{name: "CDN", abandon: true, down: func(t *testing.T, e *env, cfg *gate.Config) { e.cdn.Close() }},
+		{name: "CDN hangs", abandon: true, down: func(t *testing.T, e *env, cfg *gate.Config) {
+			raw, err := os.ReadFile(e.manifestPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cdn := hang(t)
+			raw = []byte(strings.ReplaceAll(string(raw), e.cdn.URL, cdn))
+			if err := os.WriteFile(e.manifestPath, raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			page := scenario.Page(cdn, scenario.Paths(e.files))
+			app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(page)) }))
+			t.Cleanup(app.Close)
+			cfg.Check.Probes = []string{app.URL + "/"}
+		}},
+		{name: "app hangs", abandon: true, down: func(t *testing.T, e *env, cfg *gate.Config) { cfg.Check.Probes = []string{hang(t) + "/"} }},
 		{name: "app under probe", abandon: true, down: func(t *testing.T, e *env, cfg *gate.Config) { e.app.Close() }},
 		{name: "AWS endpoint", down: func(t *testing.T, e *env, cfg *gate.Config) { e.cloud.Close() }},
 		{name: "ELBv2 failing", abandon: true, down: func(t *testing.T, e *env, cfg *gate.Config) { e.cloud.Fail("RegisterTargets", 100) }},

@@ -28,7 +28,8 @@
 // one, else without its leading slash: an app that serves its assets
 // itself is held to the manifest too. A reference to any other host is
 // foreign: it cannot be checked against the manifest or the CDN, and is
-// reported, never silently dropped (a page that pulls a script from an
-// unknown host is exactly what an attacker would make). data:, blob:,
-// javascript: and mailto: references are not assets.
+// returned apart, never silently dropped (the admission check refuses it
+// unless the host is allowed: a page that pulls a script from an unknown
+// host is exactly what an attacker would make). data:, blob:, javascript:
+// and mailto: references are not assets.
 package probe

@@ -28,8 +28,11 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/transport"
 )
 
-func admitCommand() *cli.Command {
-	flags := []cli.Flag{
+// checkFlags are the flags of an admission check, beside sourceFlags and
+// trustFlags: what every command that runs admission.Check (admit, the
+// agent) takes.
+func checkFlags() []cli.Flag {
+	return []cli.Flag{
 		&cli.StringFlag{Name: "image", Usage: "the manifest image role this instance runs (default: the manifest's only image)", EnvVars: []string{"LOCKSTEP_IMAGE"}},
 		&cli.StringFlag{Name: "running", Usage: "where the running digest comes from: docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX", EnvVars: []string{"LOCKSTEP_RUNNING"}},
 		&cli.StringFlag{Name: "platform", Usage: "the instance's platform os/arch[/variant] (default: this binary's)"},
@@ -37,9 +40,14 @@ func admitCommand() *cli.Command {
 		&cli.IntFlag{Name: "sample", Usage: "check this many more manifest assets on the CDN, drawn at random"},
 		&cli.BoolFlag{Name: "all-assets", Usage: "check every manifest asset on the CDN"},
 		&cli.StringSliceFlag{Name: "allow-host", Usage: "a third-party `HOST` (host, host:port or *.domain) pages may reference, unchecked (repeatable); any other host that is neither a CDN base nor the instance refuses", EnvVars: []string{"LOCKSTEP_ALLOW_HOST"}},
+		&cli.DurationFlag{Name: "timeout", Value: admission.DefaultTimeout, Usage: "the deadline of a check (for admit: of the whole gate, acting included)"},
+	}
+}
+
+func admitCommand() *cli.Command {
+	flags := []cli.Flag{
 		&cli.StringFlag{Name: "report", Usage: "also write the JSON decision to `FILE` (atomically)"},
 		formatFlag("text", "json"),
-		&cli.DurationFlag{Name: "timeout", Value: admission.DefaultTimeout, Usage: "the deadline of the whole gate, acting included"},
 		&cli.BoolFlag{Name: "dry-run", Usage: "decide and report, but complete no lifecycle action, register nothing, record no state"},
 		&cli.StringFlag{Name: "lifecycle-hook", Usage: "complete this Auto Scaling lifecycle hook's action: CONTINUE when admitted, ABANDON otherwise", EnvVars: []string{"LOCKSTEP_LIFECYCLE_HOOK"}},
 		&cli.StringFlag{Name: "asg", Usage: "the Auto Scaling group of --lifecycle-hook", EnvVars: []string{"LOCKSTEP_ASG"}},
@@ -53,7 +61,7 @@ func admitCommand() *cli.Command {
 		Name:      "admit",
 		Usage:     "the boot gate: admit this instance only if it runs the release and serves its assets",
 		UsageText: "lockstep admit --manifest SRC --image NAME --running SOURCE [--probe URL...] [--sample N|--all-assets] [--report FILE] [--format text|json]",
-		Flags:     append(append(sourceFlags(), trustFlags()...), flags...),
+		Flags:     slices.Concat(sourceFlags(), trustFlags(), checkFlags(), flags),
 		Action:    runAdmit,
 	}
 }
@@ -91,39 +99,33 @@ func runAdmit(c *cli.Context) error {
 	return refused(fmt.Errorf("refused: %s", admitKinds(d)))
 }
 
-// admitConfig turns the flags into a gate.
-func admitConfig(c *cli.Context) (gate.Config, error) {
+// checkFromFlags turns sourceFlags, trustFlags and checkFlags into an
+// admission check whose requests go through client.
+func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config, error) {
 	if c.String("running") == "" {
-		return gate.Config{}, usage(errors.New("--running is required: docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX"))
+		return admission.Config{}, usage(errors.New("--running is required: docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX"))
 	}
 	if c.Int("sample") < 0 {
-		return gate.Config{}, usage(errors.New("--sample must not be negative"))
+		return admission.Config{}, usage(errors.New("--sample must not be negative"))
 	}
 	if c.Int("sample") > 0 && c.Bool("all-assets") {
-		return gate.Config{}, usage(errors.New("--sample and --all-assets are exclusive"))
-	}
-	if (c.String("lifecycle-hook") == "") != (c.String("asg") == "") {
-		return gate.Config{}, usage(errors.New("--lifecycle-hook and --asg go together"))
+		return admission.Config{}, usage(errors.New("--sample and --all-assets are exclusive"))
 	}
 	if p := c.String("platform"); p != "" {
 		if parts := strings.Split(p, "/"); len(parts) < 2 || len(parts) > 3 || slices.Contains(parts, "") {
-			return gate.Config{}, usage(fmt.Errorf("--platform %q: want os/arch[/variant], e.g. linux/amd64", p))
+			return admission.Config{}, usage(fmt.Errorf("--platform %q: want os/arch[/variant], e.g. linux/amd64", p))
 		}
 	}
 	if c.Duration("timeout") <= 0 {
-		return gate.Config{}, usage(errors.New("--timeout must be positive"))
+		return admission.Config{}, usage(errors.New("--timeout must be positive"))
 	}
 	src, err := sourceFromFlags(c)
 	if err != nil {
-		return gate.Config{}, err
+		return admission.Config{}, err
 	}
 	verifier, insecure, err := verifierFromFlags(c)
 	if err != nil {
-		return gate.Config{}, err
-	}
-	client, err := admitClient()
-	if err != nil {
-		return gate.Config{}, err
+		return admission.Config{}, err
 	}
 	rs, err := running.Parse(c.String("running"), running.Options{
 		DockerHost:       os.Getenv("DOCKER_HOST"),
@@ -132,16 +134,32 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 		Client:           client,
 	})
 	if err != nil {
-		return gate.Config{}, usage(err)
+		return admission.Config{}, usage(err)
+	}
+	return admission.Config{
+		Source: src, Verifier: verifier, AllowUnsigned: insecure,
+		Image: c.String("image"), Running: rs, Platform: c.String("platform"),
+		Probes: c.StringSlice("probe"), Sample: c.Int("sample"), AllAssets: c.Bool("all-assets"),
+		AllowHosts: c.StringSlice("allow-host"),
+		Client:     client, Timeout: c.Duration("timeout"), Logger: logger(c),
+	}, nil
+}
+
+// admitConfig turns the flags into a gate.
+func admitConfig(c *cli.Context) (gate.Config, error) {
+	if (c.String("lifecycle-hook") == "") != (c.String("asg") == "") {
+		return gate.Config{}, usage(errors.New("--lifecycle-hook and --asg go together"))
+	}
+	client, err := admitClient()
+	if err != nil {
+		return gate.Config{}, err
+	}
+	check, err := checkFromFlags(c, client)
+	if err != nil {
+		return gate.Config{}, err
 	}
 	cfg := gate.Config{
-		Check: admission.Config{
-			Source: src, Verifier: verifier, AllowUnsigned: insecure,
-			Image: c.String("image"), Running: rs, Platform: c.String("platform"),
-			Probes: c.StringSlice("probe"), Sample: c.Int("sample"), AllAssets: c.Bool("all-assets"),
-			AllowHosts: c.StringSlice("allow-host"),
-			Client:     client, Timeout: c.Duration("timeout"), Logger: logger(c),
-		},
+		Check:         check,
 		LifecycleHook: c.String("lifecycle-hook"), AutoScalingGroup: c.String("asg"),
 		TargetGroup: c.String("target-group"), TargetPort: int32(c.Int("target-port")),
 		InstanceID: c.String("instance-id"), Region: c.String("region"),

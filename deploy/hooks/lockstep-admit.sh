@@ -7,13 +7,16 @@
 #
 # Configuration comes from the environment (LOCKSTEP_MANIFEST,
 # LOCKSTEP_IMAGE, LOCKSTEP_RUNNING, LOCKSTEP_PROBE, LOCKSTEP_KEY, ...) or
-# from /etc/lockstep/admit.env; extra arguments are passed to
-# `lockstep admit`.
+# from $LOCKSTEP_ENV_FILE (/etc/lockstep/admit.env); extra arguments are
+# passed to `lockstep admit`. The JSON decision is kept in
+# $LOCKSTEP_REPORT (/run/lockstep/admit.json).
 set -eu
-if [ -r /etc/lockstep/admit.env ]; then
+env_file=${LOCKSTEP_ENV_FILE:-/etc/lockstep/admit.env}
+if [ -r "$env_file" ]; then
 	set -a
-	. /etc/lockstep/admit.env
+	. "$env_file"
 	set +a
 fi
-mkdir -p /run/lockstep
-exec "${LOCKSTEP_BIN:-/usr/local/bin/lockstep}" admit --timeout "${LOCKSTEP_TIMEOUT:-60s}" --report /run/lockstep/admit.json "$@"
+report=${LOCKSTEP_REPORT:-/run/lockstep/admit.json}
+mkdir -p "$(dirname "$report")"
+exec "${LOCKSTEP_BIN:-/usr/local/bin/lockstep}" admit --timeout "${LOCKSTEP_TIMEOUT:-60s}" --report "$report" "$@"

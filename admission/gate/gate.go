@@ -125,7 +125,11 @@ func Run(ctx context.Context, cfg Config) admission.Decision {
 		}
 		region := cfg.Region
 		if err == nil {
-			instance, region, err = identify(actCtx, cfg)
+			// Identity is cheap on EC2; a metadata service that does not
+			// answer must not eat the check's time.
+			idCtx, idCancel := context.WithTimeout(actCtx, min(timeout/4, 10*time.Second))
+			instance, region, err = identify(idCtx, cfg)
+			idCancel()
 			if err != nil {
 				pre = append(pre, admission.Finding{Kind: admission.KindDependencyUnreachable, Subject: "instance metadata", Message: err.Error()})
 			}

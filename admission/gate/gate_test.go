@@ -383,6 +383,9 @@ func TestRunDependencyDown(t *testing.T) {
 			if d.Allowed || !d.Has(admission.KindDependencyUnreachable) {
 				t.Fatalf("not refused with dependency-unreachable:\n%s", dump(d))
 			}
+			if strings.Contains(dump(d), "while starting") {
+				t.Errorf("the check never ran: a dependency ate its time:\n%s", dump(d))
+			}
 			if !d.Unverified {
 				t.Errorf("Unverified = false, want true (exit 3):\n%s", dump(d))
 			}

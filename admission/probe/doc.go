@@ -4,7 +4,8 @@
 // HTML is parsed with golang.org/x/net/html. The references read are:
 // script src; link href (and imagesrcset) where rel is stylesheet,
 // preload, modulepreload, prefetch, icon, shortcut, apple-touch-icon,
-// apple-touch-icon-precomposed, mask-icon or manifest; img src and srcset;
+// apple-touch-icon-precomposed, mask-icon or manifest (but not a preload
+// as=fetch or as=document: data, not assets); img src and srcset;
 // source src and srcset; video src and poster; audio, track and embed
 // src; input type=image src; object data. A <base href> is honoured.
 // Inline CSS url() and scripts are not read.

@@ -188,6 +188,11 @@ func parseHTML(page *url.URL, body []byte) []Reference {
 			for _, r := range strings.Fields(strings.ToLower(rel)) {
 				asset = asset || assetRels[r]
 			}
+			// A preload of data (as=fetch) or of a page is not a static
+			// asset.
+			if as, _ := attr("as"); strings.EqualFold(as, "fetch") || strings.EqualFold(as, "document") {
+				asset = false
+			}
 			if !asset {
 				continue
 			}

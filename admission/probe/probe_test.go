@@ -40,7 +40,7 @@ func TestMapHTML(t *testing.T) {
 <link rel="modulepreload" href="https://cdn.example.com/static/js/vendor.2b.js">
 <link rel="icon" href="/favicon.ico"><link rel="shortcut icon" href="https://cdn.example.com/static/fav.png">
 <link rel="apple-touch-icon" href="https://img.example.com/touch.png">
-<link rel="canonical" href="https://www.example.com/"><link rel="preconnect" href="https://fonts.example.net">
+<link rel="preload" as="fetch" href="/api/cart" crossorigin><link rel="canonical" href="https://www.example.com/"><link rel="preconnect" href="https://fonts.example.net">
 <link rel="preload" as="image" imagesrcset="https://img.example.com/hero-1x.png 1x, https://img.example.com/hero-2x.png 2x">
 <script src="https://cdn.example.com/static/js/app.3c.js?v=3#x"></script>
 <script>var x = "<script src='https://evil.example/inline.js'>";</script>

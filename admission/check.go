@@ -468,9 +468,9 @@ func Match(im *manifest.Image, o *running.Observation, platform string) (string,
 	mismatch := func(d manifest.Digest, other string) *Finding {
 		f := &Finding{Kind: KindImageDigestMismatch, Subject: subject, Got: d.String(), Want: want(im, platform)}
 		if other != "" {
-			f.Message = fmt.Sprintf("%s runs %s, the %s image of %s; this instance is %s", o.Source, d, other, im.Ref, platform)
+			f.Message = fmt.Sprintf("the running image (%s) is %s, the %s image of %s; this instance is %s", o.Source, d, other, im.Ref, platform)
 		} else {
-			f.Message = fmt.Sprintf("%s runs %s, which is not %s (%s) for %s", o.Source, d, im.Ref, im.Digest, platform)
+			f.Message = fmt.Sprintf("the running image (%s) is %s, which is not %s (%s) for %s", o.Source, d, im.Ref, im.Digest, platform)
 		}
 		return f
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/admission"
 	"github.com/lockstep-dev/lockstep/admission/gate/awsfake"
+	"github.com/lockstep-dev/lockstep/admission/running/runningtest"
 	"github.com/lockstep-dev/lockstep/cmd/lockstep/app"
 	"github.com/lockstep-dev/lockstep/internal/scenario"
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -177,5 +178,26 @@ func TestAdmitAWS(t *testing.T) {
 	calls = cloud2.Requests()
 	if code != 1 || len(calls) != 1 || calls[0].Get("LifecycleActionResult") != "ABANDON" {
 		t.Errorf("refused: exit %d, calls %+v\n%s", code, calls, out)
+	}
+}
+
+// TestAdmitDocker reads the running digest from a Docker Engine API named
+// by DOCKER_HOST, as on an instance.
+func TestAdmitDocker(t *testing.T) {
+	e := newAdmitEnv(t)
+	good := runningtest.Container{ID: strings.Repeat("ab", 32), Name: "web", Reference: "127.0.0.1:5000/web:v1",
+		ImageID: e.config.String(), RepoDigests: []string{"127.0.0.1:5000/web@sha256:" + strings.Repeat("2", 64)}, OS: "linux", Arch: "amd64"}
+	repushed := good
+	repushed.Name, repushed.ID, repushed.ImageID, repushed.RepoDigests = "web2", strings.Repeat("cd", 32), "sha256:"+strings.Repeat("7", 64), nil
+	host, _ := runningtest.Docker(t, good, repushed)
+	t.Setenv("DOCKER_HOST", host)
+	for _, tt := range []struct {
+		running string
+		code    int
+	}{{"docker", 0}, {"docker:web", 0}, {"docker:web2", 1}, {"docker:gone", 3}} {
+		code, out, errs := run(t, append(e.args(), "--running", tt.running)...)
+		if code != tt.code {
+			t.Errorf("--running %s: exit %d, want %d\n%s\n%s", tt.running, code, tt.code, out, errs)
+		}
 	}
 }

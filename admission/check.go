@@ -81,7 +81,10 @@ type Config struct {
 	AllowHosts []string
 
 	// Client sends every request; nil means a client with the default
-	// policy. Its Stats count the requests of a check.
+	// policy. Decision.Requests is the growth of its Stats during the
+	// check: checks sharing a client at the same time count each other's
+	// requests. (The Docker source dials its socket with a client of its
+	// own, not counted.)
 	Client *transport.Client
 	// Timeout bounds the whole check (DefaultTimeout when zero): nothing
 	// outlives it, and reaching it is a refusal.

@@ -43,6 +43,7 @@ func New() *cli.App {
 		Commands: []*cli.Command{
 			versionCommand(),
 			publishCommand(), statusCommand(), rollbackCommand(), gcCommand(),
+			admitCommand(),
 		},
 	}
 }

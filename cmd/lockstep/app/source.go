@@ -2,10 +2,13 @@ package app
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/remote"
 )
 
 // sourceFlags are the flags every consumer of a manifest takes: a file or
@@ -25,6 +28,12 @@ func sourceFromFlags(c *cli.Context) (manifest.Source, error) {
 	switch {
 	case path != "" && url != "":
 		return nil, usage(fmt.Errorf("--manifest and --store are exclusive"))
+	case strings.HasPrefix(path, "https://") || strings.HasPrefix(path, "http://"):
+		src, err := remote.New(path, transport.New(transport.DefaultPolicy()))
+		if err != nil {
+			return nil, usage(err)
+		}
+		return src, nil
 	case path != "":
 		return manifest.FileSource{Path: path}, nil
 	case url != "":

@@ -48,7 +48,7 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
 		c.recordCert(req.URL.Host, leafCert(resp.TLS.PeerCertificates[0]))
 	}
-	resp.Body = &body{ReadCloser: resp.Body, release: release}
+	resp.Body = &body{ReadCloser: resp.Body, release: release, length: resp.ContentLength}
 	if err := checkCDNLoop(req, resp); err != nil {
 		resp.Body.Close()
 		return nil, err
@@ -57,18 +57,32 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // drainLimit is how much of an unread body Close reads so that the
-// connection can be reused; a longer body closes the connection instead.
+// connection can be reused; a body known to be longer closes the
+// connection instead.
 const drainLimit = 64 << 10
 
 // body releases its host slot (and, for a retrying client, cancels the
-// attempt's context) once: at EOF or Close. Close drains up to drainLimit
-// bytes first so that the connection goes back to the pool.
+// attempt's context) once: at EOF or Close. Close first drains up to
+// drainLimit bytes, so that the connection goes back to the pool, unless
+// the body is known to be longer or was abandoned.
 type body struct {
 	io.ReadCloser
 	release func()
 	cancel  context.CancelFunc
+	length  int64
 	once    sync.Once
 	eof     bool
+	abandon bool
+}
+
+// Abandon closes resp's body without draining it: for a caller that capped
+// its read (at an asset's recorded size) and must not read a byte more.
+// The connection is not reused.
+func Abandon(resp *http.Response) error {
+	if b, ok := resp.Body.(*body); ok {
+		b.abandon = true
+	}
+	return resp.Body.Close()
 }
 
 func (b *body) Read(p []byte) (int, error) {
@@ -80,7 +94,7 @@ func (b *body) Read(p []byte) (int, error) {
 }
 
 func (b *body) Close() error {
-	if !b.eof {
+	if !b.eof && !b.abandon && b.length <= drainLimit {
 		io.CopyN(io.Discard, b.ReadCloser, drainLimit)
 	}
 	err := b.ReadCloser.Close()

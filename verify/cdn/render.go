@@ -46,8 +46,12 @@ func (r *Report) Line() string {
 	case err != nil:
 		verdict = "NOT VERIFIED"
 	}
-	return fmt.Sprintf("%s: checked %d (%d files × %d bases): %d ok, %d missing, %d wrong, %d unreachable, %d loops, %d TLS errors; %d requests, %d retries, %s",
-		verdict, s.Checked, r.Files, len(r.Bases), s.OK, s.Missing, s.Wrong, s.Unreachable, s.Loops, s.TLSErrors,
+	bases := "bases"
+	if len(r.Bases) == 1 {
+		bases = "base"
+	}
+	return fmt.Sprintf("%s: checked %d (%d files × %d %s): %d ok, %d missing, %d wrong, %d unreachable, %d loops, %d TLS errors; %d requests, %d retries, %s",
+		verdict, s.Checked, r.Files, len(r.Bases), bases, s.OK, s.Missing, s.Wrong, s.Unreachable, s.Loops, s.TLSErrors,
 		s.Requests, s.Retries, s.Duration.Round(time.Millisecond))
 }
 

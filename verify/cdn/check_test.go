@@ -67,10 +67,18 @@ func faultCDN(t *testing.T) (*httptest.Server, manifest.Assets) {
 			conn.Close()
 		}
 	})
-	handle("redirect-loop.js", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/redirect-loop-b", http.StatusFound) })
-	mux.HandleFunc("/redirect-loop-b", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/redirect-loop.js", http.StatusFound) })
-	handle("hops.js", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/hop/3", http.StatusMovedPermanently) })
-	handle("redirected.js", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ok.js", http.StatusMovedPermanently) })
+	handle("redirect-loop.js", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/redirect-loop-b", http.StatusFound)
+	})
+	mux.HandleFunc("/redirect-loop-b", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/redirect-loop.js", http.StatusFound)
+	})
+	handle("hops.js", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/hop/3", http.StatusMovedPermanently)
+	})
+	handle("redirected.js", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/ok.js", http.StatusMovedPermanently)
+	})
 	mux.HandleFunc("/hop/{n}", func(w http.ResponseWriter, r *http.Request) {
 		var n int
 		fmt.Sscan(r.PathValue("n"), &n)

@@ -18,8 +18,8 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 func goldenReport() *Report {
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	r := &Report{
-		Bases: []string{"https://cdn.example/assets/"},
-		Files: 6,
+		Bases:  []string{"https://cdn.example/assets/"},
+		Files:  6,
 		Origin: &OriginCheck{URL: "https://origin.example", Addresses: []string{"192.0.2.10:443"}},
 		Results: []Result{
 			{Path: "app.js", URL: "https://cdn.example/assets/app.js", Status: StatusOK, HTTPStatus: 200, Method: "HEAD", Size: 1234, Verified: []string{"x-amz-checksum-sha256"}},

@@ -24,11 +24,14 @@ type Policy struct {
 	// retries earlier than a server asked.
 	MaxRetryAfter time.Duration
 	// RetryRatio and RetryFloor make the retry budget, a token bucket
-	// shared by every request of the client: it holds RetryFloor tokens
-	// and starts full; a retry spends one; an attempt whose outcome needs
-	// no retry earns RetryRatio, up to RetryFloor. So retries never exceed
-	// RetryRatio of the requests plus RetryFloor, and never come in a burst
-	// of more than RetryFloor, however long the client has lived.
+	// shared by every request of the client (gRPC's retry throttle): it
+	// holds RetryFloor tokens and starts full; every retryable failure
+	// (a timeout, a reset, a 503…) costs one; every answer that needs no
+	// retry earns RetryRatio; a retry is allowed only while the bucket is
+	// more than half full. So retries never exceed RetryRatio of the
+	// requests plus RetryFloor/2, and a client facing a dead server makes
+	// about RetryFloor/2 retries in all and then fails fast, however long
+	// it has lived, until good answers refill the bucket.
 	RetryRatio float64
 	RetryFloor int
 	// MaxConnsPerHost caps the requests in flight to one host (and so its
@@ -51,8 +54,9 @@ type Policy struct {
 
 // DefaultPolicy returns the defaults: 10 s an attempt, 4 attempts, backoff
 // from 100 ms capped at 5 s, Retry-After capped at 30 s, a retry budget of
-// 10% of requests plus 10, 16 requests in flight a host, no global rate
-// limit, 3 redirects.
+// 10 tokens earning 0.1 per good answer (retries at most 10% of requests
+// plus 5), 16 requests in flight a host, no global rate limit, 3
+// redirects.
 func DefaultPolicy() Policy {
 	return Policy{
 		Timeout:         10 * time.Second,

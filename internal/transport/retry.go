@@ -47,7 +47,7 @@ func (r retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 		actx, cancel := context.WithTimeout(ctx, c.policy.Timeout)
 		resp, err := roundTripper{c}.RoundTrip(req.WithContext(actx))
 		retry, wait := c.decide(ctx, attempt, resp, err)
-		if !retry || attempt+1 >= c.policy.MaxAttempts || !c.budget.spend() {
+		if !retry || attempt+1 >= c.policy.MaxAttempts || !c.budget.allow() {
 			if retry && attempt+1 < c.policy.MaxAttempts {
 				c.denied.Add(1)
 			}
@@ -77,7 +77,8 @@ func (r retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // decide says whether the outcome of attempt n is worth a retry and how
-// long to wait first. An outcome that needs no retry earns the budget.
+// long to wait first. A retryable failure is charged to the budget, an
+// outcome that needs no retry earns it.
 func (c *Client) decide(ctx context.Context, n int, resp *http.Response, err error) (bool, time.Duration) {
 	if ctx.Err() != nil {
 		return false, 0
@@ -86,12 +87,14 @@ func (c *Client) decide(ctx context.Context, n int, resp *http.Response, err err
 		if !RetryableError(err) {
 			return false, 0
 		}
+		c.budget.fail()
 		return true, c.policy.Delay(n)
 	}
 	if !RetryableStatus(resp.StatusCode) {
 		c.budget.earn()
 		return false, 0
 	}
+	c.budget.fail()
 	ra, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	if !ok {
 		return true, c.policy.Delay(n)
@@ -104,8 +107,14 @@ func (c *Client) decide(ctx context.Context, n int, resp *http.Response, err err
 	return true, ra + c.policy.Delay(n)
 }
 
-// budget is the retry budget: a token bucket of capacity RetryFloor, full
-// at the start, one token a retry, RetryRatio earned per good outcome.
+// budget is the retry budget, the retry throttle of gRPC (proposal A6)
+// and Finagle: a token bucket of capacity RetryFloor, full at the start;
+// every retryable failure costs a token, every good outcome earns
+// RetryRatio; a retry is allowed only while the bucket is more than half
+// full. Retries therefore never exceed RetryFloor/2 + RetryRatio × good
+// outcomes (so at most 10% of requests plus a floor), and a client facing a
+// server that keeps failing stops retrying after about RetryFloor/2
+// failures, until good answers fill the bucket again.
 type budget struct {
 	mu       sync.Mutex
 	tokens   float64
@@ -113,14 +122,16 @@ type budget struct {
 	ratio    float64
 }
 
-func (b *budget) spend() bool {
+func (b *budget) fail() {
+	b.mu.Lock()
+	b.tokens = math.Max(0, b.tokens-1)
+	b.mu.Unlock()
+}
+
+func (b *budget) allow() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
+	return b.tokens > b.capacity/2
 }
 
 func (b *budget) earn() {

@@ -162,21 +162,29 @@ func TestRetryableError(t *testing.T) {
 	}
 }
 
-// TestBudget: a client whose every request gets a 503 spends its floor of
-// retries and then retries nothing, until good responses earn tokens back.
+// TestBudget: a client whose every request gets a 503 makes about
+// RetryFloor/2 retries and then fails fast; good answers refill the bucket,
+// but never above RetryFloor, however many; a flapping server gets retries
+// within 10% of requests plus the floor.
 func TestBudget(t *testing.T) {
-	var down atomic.Bool
-	down.Store(true)
+	var mode atomic.Int64 // 0 down, 1 up, 2 every other request fails
+	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if down.Load() {
+		switch mode.Load() {
+		case 0:
 			w.WriteHeader(http.StatusServiceUnavailable)
+		case 2:
+			if n.Add(1)%2 == 0 {
+				w.WriteHeader(http.StatusBadGateway)
+			}
 		}
 	}))
 	defer srv.Close()
 	p := fast()
-	p.RetryFloor, p.RetryRatio, p.MaxAttempts = 5, 0.1, 4
+	p.RetryFloor, p.RetryRatio, p.MaxAttempts = 10, 0.1, 4
 	c := New(p)
-	do := func(k int) {
+	do := func(k int) Stats {
+		before := c.Stats()
 		for range k {
 			resp, err := get(t, c, srv.URL)
 			if err != nil {
@@ -184,34 +192,29 @@ func TestBudget(t *testing.T) {
 			}
 			resp.Body.Close()
 		}
+		after := c.Stats()
+		return Stats{Requests: after.Requests - before.Requests, Retries: after.Retries - before.Retries, RetriesDenied: after.RetriesDenied - before.RetriesDenied}
 	}
-	do(20)
-	s := c.Stats()
-	if s.Retries != 5 || s.Requests != 25 {
-		t.Errorf("after 20 requests to a dead server: %+v, want 5 retries (the floor) in 25 requests", s)
+	// 10 tokens: failures 1..4 leave 9, 8, 7, 6 (retried); the 5th leaves 5: no more.
+	if s := do(20); s.Retries != 3 || s.Requests != 23 || s.RetriesDenied != 19 {
+		t.Errorf("20 requests to a dead server: %+v, want 3 retries in 23 requests, 19 denied", s)
 	}
-	if s.RetriesDenied != 19 { // the second request was denied its 3rd retry, the 18 others their first
-		t.Errorf("retries denied = %d, want 19", s.RetriesDenied)
+	mode.Store(1)
+	do(30) // 0 + 3 tokens: still not above half
+	mode.Store(0)
+	if s := do(5); s.Retries != 0 {
+		t.Errorf("after 30 good answers, a dead server got %d retries, want 0 (the bucket is at 3 of 10)", s.Retries)
 	}
-	down.Store(false)
-	do(20) // earns 2 tokens
-	down.Store(true)
-	do(5)
-	s = c.Stats()
-	if s.Retries != 7 {
-		t.Errorf("after 20 good requests and 5 bad ones: %d retries, want 7 (5 + 20 × 0.1)", s.Retries)
+	mode.Store(1)
+	do(500) // full again, and no fuller
+	mode.Store(0)
+	if s := do(10); s.Retries != 3 {
+		t.Errorf("after 500 good answers, a dead server got %d retries, want 3 (as from a fresh client: the bucket holds 10, never more)", s.Retries)
 	}
-	if limit := float64(p.RetryFloor) + p.RetryRatio*float64(s.Requests); float64(s.Retries) > limit {
-		t.Errorf("retries %d exceed the budget %.1f", s.Retries, limit)
-	}
-	// A long good run does not bank more than the floor.
-	down.Store(false)
-	do(200)
-	down.Store(true)
-	before := c.Stats().Retries
-	do(10)
-	if got := c.Stats().Retries - before; got != int64(p.RetryFloor) {
-		t.Errorf("after 200 good requests a dead server got %d retries, want the floor %d", got, p.RetryFloor)
+	mode.Store(2)
+	s := do(300)
+	if limit := float64(p.RetryFloor)/2 + p.RetryRatio*float64(s.Requests); float64(s.Retries) > limit+1 {
+		t.Errorf("a server failing every other request: %+v, more retries than the budget %.1f", s, limit)
 	}
 }
 

@@ -21,6 +21,7 @@ type checker struct {
 	hc   *http.Client
 	full bool
 	etag bool
+	ua   string
 }
 
 func (c *checker) check(ctx context.Context, f manifest.File, u string) Result {
@@ -107,6 +108,7 @@ func (c *checker) send(ctx context.Context, method, u string, firstByte bool, re
 	}
 	// The recorded size is of the bytes, not of a compressed encoding.
 	req.Header.Set("Accept-Encoding", "identity")
+	req.Header.Set("User-Agent", c.ua)
 	if firstByte {
 		req.Header.Set("Range", "bytes=0-0")
 	}

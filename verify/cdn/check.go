@@ -125,7 +125,8 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 	for _, c := range client.Certificates() {
 		seen[c.Host] = true
 	}
-	ck := &checker{hc: client.HTTPClient(), full: opt.Full, etag: !opt.IgnoreETag}
+	ck := &checker{hc: client.HTTPClient(), full: opt.Full, etag: !opt.IgnoreETag, ua: client.Policy().UserAgent}
+	debug := logger.Enabled(ctx, slog.LevelDebug)
 	n := opt.Concurrency
 	if n <= 0 {
 		n = DefaultConcurrency
@@ -139,8 +140,9 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 		wg.Go(func() {
 			for i := range next {
 				results[i] = ck.check(ctx, jobs[i].f, jobs[i].url)
-				r := results[i]
-				logger.Debug("checked", "path", r.Path, "url", r.URL, "status", r.Status, "reason", r.Reason)
+				if r := results[i]; debug {
+					logger.Debug("checked", "path", r.Path, "url", r.URL, "status", r.Status, "reason", r.Reason)
+				}
 				if opt.Progress != nil {
 					mu.Lock()
 					done++

@@ -98,12 +98,15 @@ fi
 best() { sort -n | head -1; }
 echo "== lockstep cdn check ($RUNS runs, --concurrency $CONCURRENCY)" >&2
 : >"$DIR/ls.times"
+: >"$DIR/ls.check"
 for _ in $(seq "$RUNS"); do
 	"$TIME" -f '%e %M' -o "$DIR/time.out" "$DIR/lockstep" --log-level error cdn check --manifest "$DIR/manifest.json" \
 		--concurrency "$CONCURRENCY" --format json >"$DIR/report.json"
 	cat "$DIR/time.out" >>"$DIR/ls.times"
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["durationNanos"] / 1e9)' "$DIR/report.json" >>"$DIR/ls.check"
 done
 LS_WALL=$(cut -d' ' -f1 "$DIR/ls.times" | best)
+LS_CHECK=$(best <"$DIR/ls.check")
 LS_RSS=$(cut -d' ' -f2 "$DIR/ls.times" | sort -n | tail -1)
 LS_OK=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; print(s["ok"], s["requests"], s["retries"])' "$DIR/report.json")
 
@@ -120,17 +123,19 @@ for _ in $(seq "$RUNS"); do
 done
 CURL_WALL=$(cut -d' ' -f1 "$DIR/curl.times" | best)
 
-python3 - "$N" "$WRK_RPS" "$HEY_RPS" "$LS_WALL" "$LS_RSS" "$CURL_WALL" "$FULL_WALL" "$FULL_RSS" $LS_OK <<'PY'
+python3 - "$N" "$WRK_RPS" "$HEY_RPS" "$LS_CHECK" "$LS_WALL" "$LS_RSS" "$CURL_WALL" "$FULL_WALL" "$FULL_RSS" $LS_OK <<'PY'
 import sys
-n, wrk, hey, ls, rss, curl, full, full_rss, ok, req, retries = sys.argv[1:]
-n, wrk, hey, ls, rss, curl, full, full_rss = int(n), float(wrk), float(hey), float(ls), int(rss), float(curl), float(full), int(full_rss)
+n, wrk, hey, check, ls, rss, curl, full, full_rss, ok, req, retries = sys.argv[1:]
+n, wrk, hey, check, ls, rss, curl, full, full_rss = int(n), float(wrk), float(hey), float(check), float(ls), int(rss), float(curl), float(full), int(full_rss)
 rate = n / ls
+crate = n / check
 print(f"| measure | figure | target |")
 print(f"| --- | --- | --- |")
 print(f"| assets checked (HEAD) | {n} ({ok} ok, {req} requests, {retries} retries) | |")
-print(f"| `lockstep cdn check` wall time | {ls:.2f} s ({rate:,.0f} assets/s) | |")
+print(f"| `lockstep cdn check` wall time (process, manifest parse included) | {ls:.2f} s ({rate:,.0f} assets/s) | |")
+print(f"| the check itself (`summary.durationNanos`) | {check:.2f} s ({crate:,.0f} assets/s) | |")
 print(f"| wrk GET rate, same server (hey HEAD rate) | {wrk:,.0f} req/s ({hey:,.0f} req/s) | |")
-print(f"| lockstep rate / wrk rate | {100 * rate / wrk:.0f}% | ≥ 50% |")
+print(f"| lockstep rate / wrk rate (process; check only) | {100 * rate / wrk:.0f}%; {100 * crate / wrk:.0f}% | ≥ 50% |")
 print(f"| `curl --parallel --parallel-max 64 -I` wall time | {curl:.2f} s | |")
 print(f"| lockstep speed-up over curl | {curl / ls:.2f}× | ≥ 1.5× |")
 print(f"| peak RSS (HEAD) | {rss / 1024:.0f} MiB | |")

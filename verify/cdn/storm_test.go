@@ -130,6 +130,27 @@ func TestStorm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the storm test takes about 15 s")
 	}
+	// A loaded machine can stall the test's own goroutines and bunch their
+	// requests; a pair of runs that misses a bar is measured once more. A
+	// transport that storms misses it both times.
+	for try := 1; ; try++ {
+		failures := stormPair(t)
+		if len(failures) == 0 {
+			return
+		}
+		if try == 2 {
+			for _, f := range failures {
+				t.Error(f)
+			}
+			return
+		}
+		t.Logf("missed a bar (%s); measuring once more", strings.Join(failures, "; "))
+	}
+}
+
+// stormPair runs the fault-free and the outage runs and returns the bars
+// missed.
+func stormPair(t *testing.T) []string {
 	calm, calmStats := storm(t, false)
 	rough, roughStats := storm(t, true)
 
@@ -153,10 +174,12 @@ func TestStorm(t *testing.T) {
 	if calmOutage == 0 || steady == 0 {
 		t.Fatalf("the fault-free run sent nothing in the window")
 	}
+	var failures []string
 	if roughOutage > 3*calmOutage {
-		t.Errorf("during the outage: %d requests, %.2f× the fault-free %d; the bar is 3×", roughOutage, float64(roughOutage)/float64(calmOutage), calmOutage)
+		failures = append(failures, fmt.Sprintf("during the outage: %d requests, %.2f× the fault-free %d; the bar is 3×", roughOutage, float64(roughOutage)/float64(calmOutage), calmOutage))
 	}
 	if float64(afterPeak) > 1.5*steady {
-		t.Errorf("after recovery: a second of %d requests, %.2f× the steady %.0f/s; the bar is 1.5×", afterPeak, float64(afterPeak)/steady, steady)
+		failures = append(failures, fmt.Sprintf("after recovery: a second of %d requests, %.2f× the steady %.0f/s; the bar is 1.5×", afterPeak, float64(afterPeak)/steady, steady))
 	}
+	return failures
 }

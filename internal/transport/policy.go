@@ -45,8 +45,10 @@ type Policy struct {
 	// MaxRedirects caps a redirect chain: the request after the
 	// MaxRedirects-th redirect is a *LoopError.
 	MaxRedirects int
-	// CDNLoopToken is lockstep's own CDN-Loop (RFC 8586) token. A response
-	// whose CDN-Loop header names any token twice is a *LoopError.
+	// CDNLoopToken is lockstep's own CDN-Loop (RFC 8586) token, for
+	// lockstep's servers to append when they forward a request; the client
+	// does not send it. (Whatever it is, a response whose CDN-Loop header
+	// names any token twice is a *LoopError.)
 	CDNLoopToken string
 	// UserAgent is sent with every request that sets none.
 	UserAgent string

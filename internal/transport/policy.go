@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -126,9 +127,10 @@ func (p Policy) Delay(n int) time.Duration {
 }
 
 // Backoff is the shape of a policy's backoff for retryers that take
-// k8s-style parameters (go-containerregistry's remote.Backoff): wait
-// Duration*Factor^n plus a random share of up to Jitter of it, capped at
-// Cap, for Steps attempts.
+// k8s-style parameters (go-containerregistry's remote.Backoff): wait n is
+// Duration*Factor^n plus a random share of up to Jitter of it, for Steps
+// attempts. In that shape a Cap ends the retries once reached, so it is
+// left zero.
 type Backoff struct {
 	Duration time.Duration
 	Factor   float64
@@ -137,12 +139,21 @@ type Backoff struct {
 	Cap      time.Duration
 }
 
-// Backoff returns the policy's backoff in the k8s shape: BaseDelay doubling
-// with up to 100% jitter, capped at MaxDelay, MaxAttempts steps. That shape
-// cannot express full jitter; it is the closest one.
+// Backoff returns the policy's backoff in the k8s shape: MaxAttempts
+// steps, the first wait BaseDelay, then doubling, with up to as much again
+// of jitter, and no wait above MaxDelay (the factor is lowered where
+// doubling would pass it). The shape cannot express full jitter (it jitters
+// upwards); this is the closest one.
 func (p Policy) Backoff() Backoff {
 	p = p.WithDefaults()
-	return Backoff{Duration: p.BaseDelay, Factor: 2, Jitter: 1, Steps: p.MaxAttempts, Cap: p.MaxDelay}
+	const jitter = 1.0
+	top := float64(p.MaxDelay) / (1 + jitter) // the largest wait before jitter
+	first := math.Min(float64(p.BaseDelay), top)
+	factor := 2.0
+	if waits := p.MaxAttempts - 1; waits > 1 && first*math.Pow(factor, float64(waits-1)) > top {
+		factor = math.Max(1, math.Pow(top/first, 1/float64(waits-1)))
+	}
+	return Backoff{Duration: time.Duration(first), Factor: factor, Jitter: jitter, Steps: p.MaxAttempts}
 }
 
 // retryableStatus lists the only statuses worth a retry.

@@ -66,9 +66,23 @@ func TestBackoffBounds(t *testing.T) {
 			t.Errorf("Delay(%d) over 2000 draws spans [%v, %v], want about (0, %v]", tc.n, lo, hi, tc.want)
 		}
 	}
-	b := p.Backoff()
-	if b.Duration != p.BaseDelay || b.Cap != p.MaxDelay || b.Steps != p.MaxAttempts || b.Factor != 2 {
-		t.Errorf("Backoff() = %+v, want the policy's shape", b)
+	for _, q := range []Policy{DefaultPolicy(), {MaxAttempts: 10}, {MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: time.Second}} {
+		b := q.Backoff()
+		q = q.WithDefaults()
+		if b.Steps != q.MaxAttempts || b.Cap != 0 || b.Duration <= 0 {
+			t.Errorf("%+v.Backoff() = %+v, want %d steps and no Cap (which would end the retries)", q, b, q.MaxAttempts)
+		}
+		// The largest wait, jitter included, stays within MaxDelay.
+		d := float64(b.Duration)
+		for i := 0; i < b.Steps-1; i++ {
+			if top := time.Duration(d * (1 + b.Jitter)); top > q.MaxDelay+time.Millisecond {
+				t.Errorf("%+v.Backoff() wait %d can reach %v, over MaxDelay %v", q, i, top, q.MaxDelay)
+			}
+			d *= b.Factor
+		}
+	}
+	if b := DefaultPolicy().Backoff(); b.Duration != 100*time.Millisecond || b.Factor != 2 {
+		t.Errorf("default Backoff() = %+v, want 100ms doubling", b)
 	}
 }
 

@@ -19,7 +19,7 @@ func Options(c *transport.Client) []remote.Option {
 	b := c.Policy().Backoff()
 	return []remote.Option{
 		remote.WithTransport(c.Transport()),
-		remote.WithRetryBackoff(remote.Backoff{Duration: b.Duration, Factor: b.Factor, Jitter: b.Jitter, Steps: b.Steps, Cap: b.Cap}),
+		remote.WithRetryBackoff(remote.Backoff{Duration: b.Duration, Factor: b.Factor, Jitter: b.Jitter, Steps: b.Steps}),
 		remote.WithRetryStatusCodes(transport.RetryableStatuses()...),
 		remote.WithRetryPredicate(transport.RetryableError),
 	}

@@ -385,6 +385,22 @@ func TestStallAndReset(t *testing.T) {
 	}
 }
 
+func TestRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	p := fast()
+	p.MaxAttempts = 3
+	c := New(p)
+	_, err = get(t, c, "http://"+addr+"/")
+	if !errors.Is(err, syscall.ECONNREFUSED) || c.Stats().Requests != 3 {
+		t.Errorf("refused: %v after %d attempts, want ECONNREFUSED after 3", err, c.Stats().Requests)
+	}
+}
+
 func TestLoops(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/a", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/b", http.StatusFound) })

@@ -151,7 +151,8 @@ func rule(id, name, text, level string) report.Rule {
 
 // SARIF returns the report as a SARIF 2.1.0 log: one result per failing
 // asset check (its location the asset path, relative to the base
-// "ASSETS"), and one per TLS endpoint that failed or expires soon.
+// "ASSETS"), and one per TLS endpoint that failed or expires soon (located
+// at "tls/HOST" relative to "ENDPOINTS", and logically at the endpoint).
 func (r *Report) SARIF(version string) *report.SARIF {
 	s := report.NewSARIF("lockstep", version, "https://github.com/lockstep-dev/lockstep", sarifRules...)
 	for _, res := range r.Failed() {
@@ -163,11 +164,15 @@ func (r *Report) SARIF(version string) *report.SARIF {
 		}
 	}
 	for _, e := range r.TLS {
+		// Code-scanning UIs want a physical location on every result: the
+		// endpoint stands in for a file, beside its logical location.
+		loc := report.File("tls/"+e.Host, "ENDPOINTS")
+		loc.LogicalLocations = report.Logical(e.Host, "endpoint").LogicalLocations
 		switch e.Status {
 		case TLSExpired, TLSInvalid:
-			s.Add("cdn/tls-error", "", fmt.Sprintf("%s: certificate %s, not after %s: %s", e.Host, e.Status, e.NotAfter.Format(time.RFC3339), e.Error), report.Logical(e.Host, "endpoint"))
+			s.Add("cdn/tls-error", "", fmt.Sprintf("%s: certificate %s, not after %s: %s", e.Host, e.Status, e.NotAfter.Format(time.RFC3339), e.Error), loc)
 		case TLSExpiring:
-			s.Add("cdn/tls-expiring", "", fmt.Sprintf("%s: certificate expires %s", e.Host, expiry(e)), report.Logical(e.Host, "endpoint"))
+			s.Add("cdn/tls-expiring", "", fmt.Sprintf("%s: certificate expires %s", e.Host, expiry(e)), loc)
 		}
 	}
 	return s

@@ -44,6 +44,7 @@ func New() *cli.App {
 			versionCommand(),
 			publishCommand(), statusCommand(), rollbackCommand(), gcCommand(),
 			admitCommand(),
+			cdnCommand(),
 		},
 	}
 }

@@ -231,14 +231,20 @@ func denial(msg string) *metav1.Status {
 	}
 }
 
-// describe names the request's object for a message: "Pod default/web".
+// describe names the request's object for a message: "Pod store/web",
+// "Pod in store" before the object (and its generateName) is decoded.
 func describe(req *admissionv1.AdmissionRequest) string {
 	s := req.Kind.Kind
 	if req.SubResource != "" {
 		s += " " + req.SubResource
 	}
-	if req.Namespace != "" || req.Name != "" {
-		s += " " + strings.TrimPrefix(req.Namespace+"/"+req.Name, "/")
+	switch {
+	case req.Name != "" && req.Namespace != "":
+		s += " " + req.Namespace + "/" + req.Name
+	case req.Name != "":
+		s += " " + req.Name
+	case req.Namespace != "":
+		s += " in " + req.Namespace
 	}
 	return s
 }

@@ -3,6 +3,8 @@ package webhook
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -81,12 +83,17 @@ type Accepted struct {
 	At time.Time
 
 	repos map[string][]*manifest.Image
+	// verdicts caches judge's results by image reference (a verdictKey),
+	// up to maxVerdicts; cached counts the entries added.
+	verdicts *sync.Map
+	cached   *atomic.Int64
 }
 
 // Accept indexes s for judging. It returns an error when one of the
 // manifest's image repositories is not a valid repository name.
 func Accept(s *manifest.Signed, unsigned bool, at time.Time) (*Accepted, error) {
-	a := &Accepted{Signed: s, Unsigned: unsigned, At: at, repos: map[string][]*manifest.Image{}}
+	a := &Accepted{Signed: s, Unsigned: unsigned, At: at, repos: map[string][]*manifest.Image{},
+		verdicts: &sync.Map{}, cached: &atomic.Int64{}}
 	for i := range s.Manifest.Images {
 		im := &s.Manifest.Images[i]
 		repo, err := name.NewRepository(im.Repository)
@@ -140,20 +147,56 @@ func (r ImageRef) Subject() string {
 // image from a repository the manifest does not govern with
 // AllowUnmanaged.
 func (a *Accepted) Judge(img ImageRef, unmanaged Unmanaged) *admission.Finding {
-	f := func(kind admission.Kind, want, format string, args ...any) *admission.Finding {
-		return &admission.Finding{
-			Kind:     kind,
-			Severity: admission.Refuse,
-			Subject:  img.Subject(),
-			Got:      img.Image,
-			Want:     want,
-			Message:  fmt.Sprintf("%s image %q: ", img.Subject(), img.Image) + fmt.Sprintf(format, args...),
-		}
+	v := a.verdictOf(img.Image, unmanaged)
+	if v.kind == "" {
+		return nil
 	}
-	if img.Image == "" {
+	return &admission.Finding{
+		Kind:     v.kind,
+		Severity: admission.Refuse,
+		Subject:  img.Subject(),
+		Got:      img.Image,
+		Want:     v.want,
+		Message:  fmt.Sprintf("%s image %q: %s", img.Subject(), img.Image, v.reason),
+	}
+}
+
+// verdict is the judgement of one image reference, whichever container
+// names it; kind is "" for an admitted image.
+type verdict struct {
+	kind         admission.Kind
+	want, reason string
+}
+
+// maxVerdicts bounds the verdicts an Accepted caches: a cluster runs few
+// distinct images, and one that sends many must not grow the cache.
+const maxVerdicts = 4096
+
+type verdictKey struct {
+	image     string
+	unmanaged Unmanaged
+}
+
+func (a *Accepted) verdictOf(image string, unmanaged Unmanaged) verdict {
+	k := verdictKey{image, unmanaged}
+	if v, ok := a.verdicts.Load(k); ok {
+		return v.(verdict)
+	}
+	v := a.judge(image, unmanaged)
+	if a.cached.Add(1) <= maxVerdicts {
+		a.verdicts.Store(k, v)
+	}
+	return v
+}
+
+func (a *Accepted) judge(image string, unmanaged Unmanaged) verdict {
+	f := func(kind admission.Kind, want, format string, args ...any) verdict {
+		return verdict{kind: kind, want: want, reason: fmt.Sprintf(format, args...)}
+	}
+	if image == "" {
 		return f(admission.KindImageNotPinned, "", "no image")
 	}
-	ref, err := name.ParseReference(img.Image)
+	ref, err := name.ParseReference(image)
 	if err != nil {
 		return f(KindImageInvalid, "", "not a valid image reference: %v", err)
 	}
@@ -161,7 +204,7 @@ func (a *Accepted) Judge(img ImageRef, unmanaged Unmanaged) *admission.Finding {
 	images := a.repos[repo]
 	if len(images) == 0 {
 		if unmanaged == AllowUnmanaged {
-			return nil
+			return verdict{}
 		}
 		return f(KindImageUnmanaged, "", "repository %s is not governed by release %s (--unmanaged deny)", repo, a.ID())
 	}
@@ -174,11 +217,11 @@ func (a *Accepted) Judge(img ImageRef, unmanaged Unmanaged) *admission.Finding {
 	if d, err := manifest.ParseDigest(pinned.DigestStr()); err == nil {
 		for _, im := range images {
 			if im.Matches(d, "") {
-				return nil
+				return verdict{}
 			}
 		}
 	}
-	if tag := tagOf(img.Image); tag != "" {
+	if tag := tagOf(image); tag != "" {
 		for _, im := range images {
 			if im.Tag == tag {
 				return f(admission.KindImageDigestMismatch, im.Digest.String(),

@@ -316,3 +316,26 @@ func TestExpiredManifest(t *testing.T) {
 		t.Errorf("expired manifest: allowed=%v status=%+v, want a denial naming the expiry", resp.Response.Allowed, resp.Response.Result)
 	}
 }
+
+// TestManifestFixture keeps testdata/manifest.json, the manifest the
+// fixtures are judged against (bench/webhook.sh serves it), equal to
+// testManifest(42).
+func TestManifestFixture(t *testing.T) {
+	path := filepath.Join("testdata", "manifest.json")
+	want, err := testManifest(42).Indent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s is not testManifest(42); run with -update", path)
+	}
+}

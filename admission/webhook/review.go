@@ -95,7 +95,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, start, http.StatusBadRequest, "%v", err)
 		return
 	}
-	resp, decision := h.Review(review.Request)
+	resp, decision := h.review(review.Request)
 	out := admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp}
 	b, err := json.Marshal(&out)
 	if err != nil { // cannot happen with these types; fail closed all the same
@@ -136,10 +136,16 @@ func decodeReview(body []byte) (*admissionv1.AdmissionReview, error) {
 	return &review, nil
 }
 
-// Review decides on one admission request. The response carries the
-// request's uid; the decision is allowed, denied, warned or error (not
-// judged, so denied).
-func (h *Handler) Review(req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, string) {
+// Review decides on one admission request, as ServeHTTP does for a
+// request it decoded. The response carries the request's uid.
+func (h *Handler) Review(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	resp, _ := h.review(req)
+	return resp
+}
+
+// review decides, and returns the decision for the metrics: allowed,
+// denied, warned or error (not judged, so denied).
+func (h *Handler) review(req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, string) {
 	resp := &admissionv1.AdmissionResponse{UID: req.UID}
 	subject := describe(req)
 	switch {

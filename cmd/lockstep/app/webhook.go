@@ -18,13 +18,16 @@ func webhookCommand() *cli.Command {
 			"every review is denied and /readyz is 503. Runs until SIGINT or SIGTERM.",
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: ":8443", Usage: "the address to serve HTTPS on", EnvVars: []string{"LOCKSTEP_LISTEN"}},
-			&cli.StringFlag{Name: "tls-cert", Required: true, Usage: "the serving certificate (PEM, with its chain), re-read when it changes", EnvVars: []string{"LOCKSTEP_TLS_CERT"}},
-			&cli.StringFlag{Name: "tls-key", Required: true, Usage: "the serving key (PEM), re-read when it changes", EnvVars: []string{"LOCKSTEP_TLS_KEY"}},
+			&cli.StringFlag{Name: "tls-cert", Usage: "required: the serving certificate (PEM, with its chain), re-read when it changes", EnvVars: []string{"LOCKSTEP_TLS_CERT"}},
+			&cli.StringFlag{Name: "tls-key", Usage: "required: the serving key (PEM), re-read when it changes", EnvVars: []string{"LOCKSTEP_TLS_KEY"}},
 			&cli.StringFlag{Name: "mode", Value: string(webhook.Enforce), Usage: "enforce (deny on a finding) or warn (admit, with AdmissionReview warnings)", EnvVars: []string{"LOCKSTEP_MODE"}},
 			&cli.StringFlag{Name: "unmanaged", Value: string(webhook.DenyUnmanaged), Usage: "images from repositories the manifest does not govern: allow or deny", EnvVars: []string{"LOCKSTEP_UNMANAGED"}},
 			&cli.DurationFlag{Name: "refresh", Value: 30 * time.Second, Usage: "how often to re-fetch the manifest (±10% jitter)", EnvVars: []string{"LOCKSTEP_REFRESH"}},
 		}, sourceFlags()...), trustFlags()...),
 		Action: func(c *cli.Context) error {
+			if c.String("tls-cert") == "" || c.String("tls-key") == "" {
+				return usage(fmt.Errorf("--tls-cert and --tls-key are required"))
+			}
 			mode, err := webhook.ParseMode(c.String("mode"))
 			if err != nil {
 				return usage(fmt.Errorf("--%v", err))

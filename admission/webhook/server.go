@@ -113,8 +113,9 @@ func Serve(ctx context.Context, c Config) error {
 	}
 
 	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	go follower.Run(runCtx, c.Refresh)
+	following := make(chan struct{})
+	go func() { follower.Run(runCtx, c.Refresh); close(following) }()
+	defer func() { stopRun(); <-following }()
 	served := make(chan error, 1)
 	go func() { served <- srv.ServeTLS(ln, "", "") }()
 	c.Logger.Info("webhook serving", "addr", ln.Addr().String(), "mode", mode, "unmanaged", unmanaged)

@@ -55,17 +55,37 @@ curl -fsS --cacert "$dir/ca.crt" "$url/readyz" >&2
 # Warm up: connections, the manifest index, the Go runtime.
 hey -n 2000 -c "$conns" -m POST -T application/json -D "$fixtures/requests/pod-allowed.json" "$url/validate" >/dev/null
 
-# run NAME FIXTURE [hey flags]: one measured scenario.
+# cpu_ticks: the webhook process's user+system CPU time, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
+# server_time: the handler's total seconds and count, from /metrics.
+server_time() {
+	curl -fsS --cacert "$dir/ca.crt" "$url/metrics" |
+		awk '/^lockstep_webhook_request_duration_seconds_sum/ { s = $2 } /^lockstep_webhook_request_duration_seconds_count/ { n = $2 } END { print s, n }'
+}
+hz=$(getconf CLK_TCK)
+
+# run NAME FIXTURE [hey flags]: one measured scenario. Besides hey's
+# client-side latency, it reports the webhook's CPU time per request (what
+# the machine's load does not change much) and the mean time in the handler.
 run() {
 	local name=$1 fixture=$2; shift 2
+	local t0 s0 n0
+	t0=$(cpu_ticks); read -r s0 n0 < <(server_time)
 	hey -z "$duration" -c "$conns" -q "$qps" "$@" -m POST -T application/json \
 		-D "$fixtures/requests/$fixture" "$url/validate" >"$dir/$name.txt"
-	awk -v name="$name" '
+	local t1 s1 n1
+	t1=$(cpu_ticks); read -r s1 n1 < <(server_time)
+	awk -v name="$name" -v ticks=$((t1 - t0)) -v hz="$hz" -v s="$s0 $s1" -v n="$n0 $n1" '
 		/Requests\/sec:/ { rps = $2 }
 		/ 50% in / { p50 = $3 } / 90% in / { p90 = $3 } / 99% in / { p99 = $3 }
 		/\[200\]/ { ok = $2 }
 		/Error distribution/ { errs = 1 }
-		END { printf "%-28s %6.0f req/s   p50 %6.2f ms   p90 %6.2f ms   p99 %6.2f ms   200s %s%s\n", name, rps, p50*1000, p90*1000, p99*1000, ok, errs ? "   ERRORS: see hey output" : "" }
+		END {
+			split(s, ss, " "); split(n, nn, " "); reqs = nn[2] - nn[1]
+			printf "%-28s %5.0f req/s  p50 %6.2f ms  p90 %6.2f ms  p99 %6.2f ms  | webhook CPU %4.0f us/req, handler mean %5.3f ms | 200s %s%s\n",
+				name, rps, p50*1000, p90*1000, p99*1000, ticks / hz / reqs * 1e6, (ss[2] - ss[1]) / reqs * 1000, ok,
+				errs ? "  ERRORS: see hey output" : ""
+		}
 	' "$dir/$name.txt"
 	if grep -q "Error distribution" "$dir/$name.txt"; then sed -n '/Error distribution/,$p' "$dir/$name.txt" >&2; fi
 }

@@ -54,6 +54,7 @@ func TestServeTLS(t *testing.T) {
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig:   &tls.Config{RootCAs: ca.pool, MinVersion: tls.VersionTLS12},
 		DisableKeepAlives: true, // a new handshake per request, to see a reloaded certificate
+		ForceAttemptHTTP2: true, // as the API server's client does
 	}}
 	get := func(p string) (int, string, *tls.ConnectionState) {
 		t.Helper()
@@ -84,8 +85,8 @@ func TestServeTLS(t *testing.T) {
 	if code, body, _ := get("/readyz"); code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz before a manifest: %d %q, want 503", code, body)
 	}
-	if code, _, _ := get("/healthz"); code != http.StatusOK {
-		t.Errorf("/healthz: %d, want 200", code)
+	if code, _, cs := get("/healthz"); code != http.StatusOK || cs.NegotiatedProtocol != "h2" {
+		t.Errorf("/healthz: %d over %q, want 200 over h2", code, cs.NegotiatedProtocol)
 	}
 	if r, cs := review("pod-allowed.json"); r.Allowed || !strings.Contains(r.Result.Message, "no verified release manifest") {
 		t.Errorf("before a manifest: allowed=%v %+v, want a denial", r.Allowed, r.Result)

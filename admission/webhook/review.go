@@ -138,14 +138,27 @@ func decodeReview(body []byte) (*admissionv1.AdmissionReview, error) {
 
 // Review decides on one admission request, as ServeHTTP does for a
 // request it decoded. The response carries the request's uid.
+// A panic on the way to a decision is a denial.
 func (h *Handler) Review(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	resp, _ := h.review(req)
 	return resp
 }
 
 // review decides, and returns the decision for the metrics: allowed,
-// denied, warned or error (not judged, so denied).
-func (h *Handler) review(req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, string) {
+// denied, warned or error (not judged, so denied). It recovers from a
+// panic with a denial: fail closed, and with an answer rather than a
+// dropped connection.
+func (h *Handler) review(req *admissionv1.AdmissionRequest) (resp *admissionv1.AdmissionResponse, decision string) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.o.Logger.Error("panic judging an admission request", "panic", p, "uid", req.UID)
+			resp, decision = h.notJudged(&admissionv1.AdmissionResponse{UID: req.UID}, describe(req), nil, "internal error")
+		}
+	}()
+	return h.decide(req)
+}
+
+func (h *Handler) decide(req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, string) {
 	resp := &admissionv1.AdmissionResponse{UID: req.UID}
 	subject := describe(req)
 	switch {

@@ -339,3 +339,22 @@ func TestManifestFixture(t *testing.T) {
 		t.Errorf("%s is not testManifest(42); run with -update", path)
 	}
 }
+
+// panicking is a Manifests that panics, to check that a panic is a denial.
+type panicking struct{}
+
+func (panicking) Manifest() *Accepted { panic("boom") }
+
+func TestPanicIsDenial(t *testing.T) {
+	var logs syncBuffer
+	h := NewHandler(panicking{}, Options{Logger: newTestLogger(&logs)})
+	body := readFixture(t, "pod-allowed.json")
+	rec := post(t, h, body)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d, want 200 with a denial", rec.Code)
+	}
+	checkResponse(t, body, rec.Body.Bytes(), false)
+	if !strings.Contains(rec.Body.String(), "internal error") || !strings.Contains(logs.String(), "boom") {
+		t.Errorf("response %s, log %s: want an internal error denial and the panic logged", rec.Body, logs.String())
+	}
+}

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -115,8 +116,8 @@ func (e *RefusedError) Unwrap() error { return e.Err }
 func (f *Follower) Refresh(ctx context.Context) (*Accepted, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	a, result, err := f.fetch(ctx)
 	cur := f.cur.Load()
+	a, result, err := f.fetch(ctx, cur)
 	if err != nil {
 		f.o.Metrics.refresh(result, cur)
 		f.o.Logger.Error("manifest refused, keeping the current one", "result", result, "err", err, "current", idOf(cur))
@@ -157,8 +158,9 @@ func (f *Follower) Refresh(ctx context.Context) (*Accepted, error) {
 }
 
 // fetch fetches, verifies and indexes one manifest, returning the metric
-// result for a failure.
-func (f *Follower) fetch(ctx context.Context) (*Accepted, string, error) {
+// result for a failure. The same bytes with the same signature material
+// as the current manifest are not verified again.
+func (f *Follower) fetch(ctx context.Context, cur *Accepted) (*Accepted, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.o.FetchTimeout)
 	defer cancel()
 	s, err := f.src.Fetch(ctx)
@@ -169,7 +171,7 @@ func (f *Follower) fetch(ctx context.Context) (*Accepted, string, error) {
 		}
 		return nil, refreshFetch, fmt.Errorf("fetching the manifest: %w", err)
 	}
-	if f.o.Verifier != nil {
+	if f.o.Verifier != nil && !sameSigned(s, cur) {
 		if err := f.o.Verifier.Verify(ctx, s); err != nil {
 			return nil, refreshSignature, fmt.Errorf("verifying %s (%s): %w", s.Manifest.ID(), s.Location, err)
 		}
@@ -183,6 +185,16 @@ func (f *Follower) fetch(ctx context.Context) (*Accepted, string, error) {
 		return nil, refreshInvalid, err
 	}
 	return a, "", nil
+}
+
+// sameSigned reports whether s is byte for byte the current manifest, with
+// the same signature and bundle.
+func sameSigned(s *manifest.Signed, cur *Accepted) bool {
+	if cur == nil {
+		return false
+	}
+	c := cur.Signed
+	return bytes.Equal(s.Raw, c.Raw) && bytes.Equal(s.Signature, c.Signature) && bytes.Equal(s.Bundle, c.Bundle)
 }
 
 // Run refreshes until ctx is done: every interval (±10% jitter, so that

@@ -173,3 +173,40 @@ func TestJitter(t *testing.T) {
 		}
 	}
 }
+
+// countingVerifier counts its calls.
+type countingVerifier struct {
+	keyVerifier
+	calls *int
+}
+
+func (v countingVerifier) Verify(ctx context.Context, s *manifest.Signed) error {
+	*v.calls++
+	return v.keyVerifier.Verify(ctx, s)
+}
+
+// TestFollowerVerifiesOnce checks that an unchanged manifest is not
+// verified again on every refresh, and that a new signature over the same
+// bytes is.
+func TestFollowerVerifiesOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "manifest.json")
+	key := newKey(t)
+	calls := 0
+	f, err := NewFollower(manifest.FileSource{Path: path}, FollowOptions{Verifier: countingVerifier{keyVerifier{&key.PublicKey}, &calls}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeManifest(t, path, testManifest(1), key)
+	for range 3 {
+		if _, err := f.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("3 refreshes of one manifest: %d verifications, want 1", calls)
+	}
+	writeManifest(t, path, testManifest(1), newKey(t)) // same bytes, another (bad) signature
+	if _, err := f.Refresh(context.Background()); err == nil || calls != 2 {
+		t.Errorf("a new signature: err %v after %d verifications, want a refusal after 2", err, calls)
+	}
+}

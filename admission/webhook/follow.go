@@ -166,8 +166,12 @@ func (f *Follower) fetch(ctx context.Context, cur *Accepted) (*Accepted, string,
 	s, err := f.src.Fetch(ctx)
 	if err != nil {
 		var ve *manifest.ValidationError
-		if errors.As(err, &ve) {
+		var ge *manifest.GenerationError
+		switch {
+		case errors.As(err, &ve):
 			return nil, refreshInvalid, err
+		case errors.As(err, &ge): // a source that keeps trusted state refused it
+			return nil, refreshRollback, err
 		}
 		return nil, refreshFetch, fmt.Errorf("fetching the manifest: %w", err)
 	}

@@ -294,6 +294,10 @@ func TestHTTPErrors(t *testing.T) {
 		if rec.Code != tt.want {
 			t.Errorf("%s: status %d, want %d (%s)", tt.name, rec.Code, tt.want, strings.TrimSpace(rec.Body.String()))
 		}
+		if strings.HasPrefix(tt.name, "oversized") {
+			compareGolden(t, filepath.Join("testdata", "responses", strings.ReplaceAll(tt.name, " ", "-")+".json"),
+				golden{Code: rec.Code, Error: rec.Body.String()})
+		}
 	}
 	if got := scrape(t, m); !strings.Contains(got, `lockstep_webhook_requests_total{decision="error"} 12`) {
 		t.Errorf("the refused requests are not counted as errors:\n%s", grep(got, "requests_total"))

@@ -425,3 +425,58 @@ func deref[T any](p *T) any {
 	}
 	return *p
 }
+
+// TestCertManager checks the optional cert-manager files against the
+// deployment: the serving Certificate writes the Secret the Deployment
+// mounts, names the Service's DNS name, and is the one the webhook
+// configuration's CA injection names.
+func TestCertManager(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("cert-manager", "certificate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type certificate struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+		Metadata   struct {
+			Name, Namespace string
+		} `yaml:"metadata"`
+		Spec struct {
+			SecretName string   `yaml:"secretName"`
+			DNSNames   []string `yaml:"dnsNames"`
+			IsCA       bool     `yaml:"isCA"`
+		} `yaml:"spec"`
+	}
+	var serving *certificate
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	for {
+		var c certificate
+		if err := dec.Decode(&c); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if c.Metadata.Namespace != namespace {
+			t.Errorf("%s %s is in namespace %q, want %q", c.Kind, c.Metadata.Name, c.Metadata.Namespace, namespace)
+		}
+		if c.Kind == "Certificate" && !c.Spec.IsCA {
+			serving = &c
+		}
+	}
+	if serving == nil {
+		t.Fatal("no serving Certificate")
+	}
+	o := load(t)
+	svc, vwc, d := o.services[0], o.webhooks[0], o.deployments[0]
+	if !slices.Contains(serving.Spec.DNSNames, svc.Name+"."+svc.Namespace+".svc") {
+		t.Errorf("dnsNames %q lack %s.%s.svc, the name the API server calls", serving.Spec.DNSNames, svc.Name, svc.Namespace)
+	}
+	if !slices.ContainsFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool {
+		return v.Secret != nil && v.Secret.SecretName == serving.Spec.SecretName
+	}) {
+		t.Errorf("the Deployment does not mount the Secret %s the Certificate writes", serving.Spec.SecretName)
+	}
+	if got, want := vwc.Annotations["cert-manager.io/inject-ca-from"], serving.Metadata.Namespace+"/"+serving.Metadata.Name; got != want {
+		t.Errorf("inject-ca-from %q, want %q", got, want)
+	}
+}

@@ -124,8 +124,8 @@ func (f *Follower) Refresh(ctx context.Context) (*Accepted, error) {
 		return cur, &RefusedError{Result: result, Err: err}
 	}
 	if cur != nil && a.Signed.Digest == cur.Signed.Digest {
-		fresh := *cur
-		fresh.At = a.At
+		fresh := *cur // the same document: keep its index and verdicts
+		fresh.Signed, fresh.At = a.Signed, a.At
 		f.cur.Store(&fresh)
 		f.o.Metrics.refresh(refreshUnchanged, &fresh)
 		return &fresh, nil

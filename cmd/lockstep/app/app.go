@@ -45,6 +45,7 @@ func New() *cli.App {
 			publishCommand(), statusCommand(), rollbackCommand(), gcCommand(),
 			admitCommand(),
 			cdnCommand(),
+			webhookCommand(),
 		},
 	}
 }

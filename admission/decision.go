@@ -1,6 +1,11 @@
 package admission
 
-import "time"
+import (
+	"time"
+
+	"github.com/lockstep-dev/lockstep/admission/running"
+	"github.com/lockstep-dev/lockstep/manifest"
+)
 
 // Kind classifies a finding. The values are stable: they appear in JSON
 // reports and in the README.
@@ -14,6 +19,7 @@ const (
 	KindAssetNotInManifest    Kind = "asset-not-in-manifest"
 	KindAssetMissingOnCDN     Kind = "asset-missing-on-cdn"
 	KindAssetContentMismatch  Kind = "asset-content-mismatch"
+	KindAssetForeignHost      Kind = "asset-foreign-host"
 	KindManifestInvalid       Kind = "manifest-invalid"
 	KindManifestExpired       Kind = "manifest-expired"
 	KindManifestRollback      Kind = "manifest-rollback"
@@ -22,7 +28,16 @@ const (
 	KindDependencyUnreachable Kind = "dependency-unreachable"
 	KindCDNLoop               Kind = "cdn-loop"
 	KindTLSExpiring           Kind = "tls-expiring"
+	// KindInternalError is a bug in lockstep (a recovered panic): the
+	// instance is refused, as for any error.
+	KindInternalError Kind = "internal-error"
 )
+
+// unverifiable reports whether a refusing finding of kind k means "could
+// not check" (exit 3) rather than "checked and wrong" (exit 1).
+func (k Kind) unverifiable() bool {
+	return k == KindDependencyUnreachable || k == KindInternalError
+}
 
 // Severity says whether a finding refuses admission.
 type Severity string
@@ -58,4 +73,120 @@ type Decision struct {
 	// DryRun is true when the decision was reported without acting.
 	DryRun bool      `json:"dryRun,omitempty"`
 	At     time.Time `json:"at"`
+
+	// Release, Generation, ManifestDigest and ManifestLocation name the
+	// manifest checked against, once it was fetched.
+	Release          string          `json:"release,omitempty"`
+	Generation       int64           `json:"generation,omitempty"`
+	ManifestDigest   manifest.Digest `json:"manifestDigest,omitzero"`
+	ManifestLocation string          `json:"manifestLocation,omitempty"`
+	// Unsigned is true when the manifest was accepted without a verified
+	// signature (--insecure-allow-unsigned); every report says so.
+	Unsigned bool `json:"unsigned,omitempty"`
+
+	// Image is the manifest image role checked, Platform the gate's
+	// platform (os/arch[/variant]).
+	Image    string `json:"image,omitempty"`
+	Platform string `json:"platform,omitempty"`
+	// Running is what the runtime reported; RunningDigest the digest that
+	// identifies it (the image ID, else the first repo digest); Match
+	// which digest of the manifest it matched: "index", "manifest" or
+	// "config".
+	Running       *running.Observation `json:"running,omitempty"`
+	RunningDigest manifest.Digest      `json:"runningDigest,omitzero"`
+	Match         string               `json:"match,omitempty"`
+
+	// Served are the asset IDs the probed pages reference, sorted;
+	// ServedFingerprint is manifest.Fingerprint over them (an ID the
+	// manifest lacks counts with an all-zero hash), equal to the
+	// manifest's assets.fingerprint when the probes reveal exactly the
+	// manifest's files. Foreign are references to other hosts.
+	Served            []string        `json:"served,omitempty"`
+	ServedFingerprint manifest.Digest `json:"servedFingerprint,omitzero"`
+	Foreign           []string        `json:"foreign,omitempty"`
+	// CDNChecked counts the asset checks made at the CDN (per base).
+	CDNChecked int `json:"cdnChecked,omitempty"`
+
+	// Actions are what was done about the decision (lifecycle action,
+	// target registration), in order.
+	Actions []Action `json:"actions,omitempty"`
+
+	// Requests counts the HTTP requests the check sent; Duration is how
+	// long it took.
+	Requests int64         `json:"requests"`
+	Duration time.Duration `json:"durationNanos"`
+}
+
+// Action is one thing done (or, in a dry run, not done) about a decision.
+type Action struct {
+	// Kind is "complete-lifecycle-action" or "register-targets".
+	Kind string `json:"kind"`
+	// Target names what was acted on: "ASG/HOOK", a target group ARN.
+	Target string `json:"target"`
+	// Instance is the EC2 instance ID acted for.
+	Instance string `json:"instance,omitempty"`
+	// Result is the lifecycle action result sent: CONTINUE or ABANDON.
+	Result string `json:"result,omitempty"`
+	// Status is "done", "already-done" (an idempotent retry), "skipped"
+	// (dry run) or "failed".
+	Status string `json:"status"`
+	// Heartbeats counts lifecycle heartbeats sent while the check ran.
+	Heartbeats int    `json:"heartbeats,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+// Action statuses.
+const (
+	ActionDone        = "done"
+	ActionAlreadyDone = "already-done"
+	ActionSkipped     = "skipped"
+	ActionFailed      = "failed"
+)
+
+// Add records a finding and recomputes Allowed and Unverified: any
+// refusing finding refuses; the refusal is unverified when every refusing
+// finding is of a could-not-check kind.
+func (d *Decision) Add(f Finding) {
+	if f.Severity == "" {
+		f.Severity = Refuse
+	}
+	d.Findings = append(d.Findings, f)
+	d.settle()
+}
+
+// settle derives Allowed and Unverified from the findings.
+func (d *Decision) settle() {
+	refusals, unverifiable := 0, 0
+	for _, f := range d.Findings {
+		if f.Severity != Refuse {
+			continue
+		}
+		refusals++
+		if f.Kind.unverifiable() {
+			unverifiable++
+		}
+	}
+	d.Allowed = refusals == 0
+	d.Unverified = refusals > 0 && refusals == unverifiable
+}
+
+// Refusals returns the findings that refuse admission.
+func (d *Decision) Refusals() []Finding {
+	var out []Finding
+	for _, f := range d.Findings {
+		if f.Severity == Refuse {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Has reports whether the decision holds a finding of kind k.
+func (d *Decision) Has(k Kind) bool {
+	for _, f := range d.Findings {
+		if f.Kind == k {
+			return true
+		}
+	}
+	return false
 }

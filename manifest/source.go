@@ -55,22 +55,32 @@ type Verifier interface {
 // Store keeps immutable manifests by digest and one pointer per channel.
 // Both backends (a directory, S3) pass the same contract tests.
 type Store interface {
-	// Put stores a manifest's bytes (and its signature, if any) under its
-	// digest. Storing the same digest again is a no-op; it never rewrites.
+	// Put stores a manifest's bytes (and its signature and bundle, if any)
+	// under its digest. Storing the same digest again never rewrites: it
+	// checks that what is there is that manifest (a *CorruptError
+	// otherwise) and adds only a signature or bundle that is missing.
 	Put(ctx context.Context, s *Signed) error
 	// Get reads the manifest with the given digest of a release, checking
-	// that its bytes hash to it.
+	// that its bytes parse to a manifest of that release with that digest
+	// (a *CorruptError otherwise). A missing manifest is ErrNotFound.
 	Get(ctx context.Context, release string, d Digest) (*Signed, error)
 	// Channel reads a channel's pointer. A channel that does not exist is
-	// ErrNotFound.
+	// ErrNotFound; a damaged pointer document a *CorruptError.
 	Channel(ctx context.Context, release, channel string) (*Pointer, error)
-	// Move points the channel at s, only if s's generation is strictly
-	// higher than the channel's; otherwise it returns a *GenerationError.
+	// Move points the channel of s's release at s, only if s's generation
+	// is strictly higher than the channel's (NextPointer decides, under the
+	// backend's compare-and-swap, re-reading the channel after every lost
+	// race); otherwise it returns a *GenerationError. s must be stored
+	// (Put) first: a manifest that is not there is ErrNotFound. A channel
+	// that keeps moving under it is a *ConflictError after a bounded number
+	// of attempts; a damaged pointer is a *CorruptError and is never
+	// overwritten.
 	Move(ctx context.Context, channel string, s *Signed, by string) (*Pointer, error)
 	// List returns the digests of every stored manifest of a release.
 	List(ctx context.Context, release string) ([]Digest, error)
-	// Delete removes a stored manifest. Callers make sure that no channel
-	// points to it.
+	// Delete removes a stored manifest with its signature and bundle;
+	// deleting one that is not there is not an error. Callers make sure
+	// that no channel points to it (store.GC does).
 	Delete(ctx context.Context, release string, d Digest) error
 	// Channels lists the channel names of a release.
 	Channels(ctx context.Context, release string) ([]string, error)
@@ -109,11 +119,23 @@ type GenerationError struct {
 	Channel string
 	// Have is the generation already there; Offered the one refused.
 	Have, Offered int64
+	// HaveDigest and OfferedDigest are the manifests, where known.
+	HaveDigest, OfferedDigest Digest
 }
 
 func (e *GenerationError) Error() string {
-	return "release " + e.Release + " channel " + e.Channel + ": generation " +
-		itoa(e.Offered) + " is not newer than generation " + itoa(e.Have)
+	where := "release " + e.Release
+	if e.Channel != "" {
+		where += " channel " + e.Channel
+	}
+	msg := where + ": generation " + itoa(e.Offered) + " is not newer than generation " + itoa(e.Have)
+	if !e.HaveDigest.IsZero() {
+		msg += " (" + e.HaveDigest.String() + ")"
+		if e.HaveDigest == e.OfferedDigest {
+			msg += "; that manifest is already there"
+		}
+	}
+	return msg
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

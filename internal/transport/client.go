@@ -1,16 +1,11 @@
 package transport
 
 import (
-	"context"
 	"crypto/tls"
-	"errors"
-	"fmt"
-	"io"
-	"math/rand/v2"
+	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
-	"strings"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,15 +13,20 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Client sends HTTP requests under a Policy. It is safe for concurrent use.
+// Client sends HTTP requests under a Policy. It is safe for concurrent use;
+// one Client per process (or per simulated instance) shares its retry
+// budget, per-host slots, rate limit and connections among all its callers.
 type Client struct {
 	policy  Policy
 	base    *http.Transport
 	limiter *rate.Limiter
-	http    *http.Client
+	hosts   hostSlots
+	budget  budget
+	logger  *slog.Logger
 
 	requests atomic.Int64
 	retries  atomic.Int64
+	denied   atomic.Int64
 
 	mu    sync.Mutex
 	certs map[string]Certificate
@@ -38,13 +38,22 @@ type Stats struct {
 	Requests int64 `json:"requests"`
 	// Retries counts attempts after the first.
 	Retries int64 `json:"retries"`
+	// RetriesDenied counts retries the budget refused.
+	RetriesDenied int64 `json:"retriesDenied"`
 }
 
 // Certificate is the leaf certificate an endpoint presented.
 type Certificate struct {
-	Host     string    `json:"host"`
-	Subject  string    `json:"subject"`
-	NotAfter time.Time `json:"notAfter"`
+	// Host is the endpoint, host:port as in the URL.
+	Host      string    `json:"host"`
+	Subject   string    `json:"subject"`
+	Issuer    string    `json:"issuer,omitempty"`
+	DNSNames  []string  `json:"dnsNames,omitempty"`
+	NotBefore time.Time `json:"notBefore"`
+	NotAfter  time.Time `json:"notAfter"`
+	// Error is set when the certificate did not verify (expired, unknown
+	// authority, wrong name): the handshake failed and nothing was sent.
+	Error string `json:"error,omitempty"`
 }
 
 // Option configures a Client.
@@ -55,9 +64,19 @@ func WithTLSConfig(cfg *tls.Config) Option {
 	return func(c *Client) { c.base.TLSClientConfig = cfg }
 }
 
+// WithLogger sets the logger retries are reported to (at debug level); the
+// default is silent.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *Client) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
 // New returns a Client for p. Zero fields of p take DefaultPolicy's values.
 func New(p Policy, opts ...Option) *Client {
-	p = p.withDefaults()
+	p = p.WithDefaults()
 	base := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: p.Timeout, KeepAlive: 30 * time.Second}).DialContext,
@@ -68,58 +87,25 @@ func New(p Policy, opts ...Option) *Client {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   p.Timeout,
 		ResponseHeaderTimeout: p.Timeout,
+		ExpectContinueTimeout: time.Second,
 	}
-	c := &Client{policy: p, base: base, certs: map[string]Certificate{}}
+	c := &Client{
+		policy: p,
+		base:   base,
+		hosts:  hostSlots{max: p.MaxConnsPerHost, slots: map[string]chan struct{}{}},
+		budget: budget{tokens: float64(p.RetryFloor), capacity: float64(p.RetryFloor), ratio: p.RetryRatio},
+		logger: slog.New(slog.DiscardHandler),
+		certs:  map[string]Certificate{},
+	}
 	if p.Rate > 0 {
-		burst := p.Burst
-		if burst < 1 {
-			burst = 1
-		}
-		c.limiter = rate.NewLimiter(rate.Limit(p.Rate), burst)
+		c.limiter = rate.NewLimiter(rate.Limit(p.Rate), p.Burst)
 	}
 	for _, o := range opts {
-		o(c)
+		if o != nil {
+			o(c)
+		}
 	}
-	c.http = &http.Client{Transport: c.Transport(), CheckRedirect: c.checkRedirect}
 	return c
-}
-
-func (p Policy) withDefaults() Policy {
-	d := DefaultPolicy()
-	if p.Timeout <= 0 {
-		p.Timeout = d.Timeout
-	}
-	if p.MaxAttempts <= 0 {
-		p.MaxAttempts = d.MaxAttempts
-	}
-	if p.BaseDelay <= 0 {
-		p.BaseDelay = d.BaseDelay
-	}
-	if p.MaxDelay <= 0 {
-		p.MaxDelay = d.MaxDelay
-	}
-	if p.MaxRetryAfter <= 0 {
-		p.MaxRetryAfter = d.MaxRetryAfter
-	}
-	if p.RetryRatio <= 0 {
-		p.RetryRatio = d.RetryRatio
-	}
-	if p.RetryFloor <= 0 {
-		p.RetryFloor = d.RetryFloor
-	}
-	if p.MaxConnsPerHost <= 0 {
-		p.MaxConnsPerHost = d.MaxConnsPerHost
-	}
-	if p.MaxRedirects <= 0 {
-		p.MaxRedirects = d.MaxRedirects
-	}
-	if p.CDNLoopToken == "" {
-		p.CDNLoopToken = d.CDNLoopToken
-	}
-	if p.UserAgent == "" {
-		p.UserAgent = d.UserAgent
-	}
-	return p
 }
 
 // Policy returns the client's policy, defaults filled in.
@@ -127,10 +113,11 @@ func (c *Client) Policy() Policy { return c.policy }
 
 // Stats returns what the client has sent so far.
 func (c *Client) Stats() Stats {
-	return Stats{Requests: c.requests.Load(), Retries: c.retries.Load()}
+	return Stats{Requests: c.requests.Load(), Retries: c.retries.Load(), RetriesDenied: c.denied.Load()}
 }
 
-// Certificates returns the leaf certificate of every TLS endpoint touched.
+// Certificates returns the leaf certificate of every TLS endpoint touched,
+// including those that failed to verify, sorted by host.
 func (c *Client) Certificates() []Certificate {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -138,211 +125,31 @@ func (c *Client) Certificates() []Certificate {
 	for _, v := range c.certs {
 		out = append(out, v)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Host < out[j].Host })
 	return out
 }
 
-// Transport returns a RoundTripper that applies the policy's timeouts,
-// connection caps, rate limit and TLS recording, but does not retry: for
-// libraries that keep their own retryer (go-containerregistry, the AWS SDK).
+func (c *Client) recordCert(host string, cert Certificate) {
+	cert.Host = host
+	c.mu.Lock()
+	c.certs[host] = cert
+	c.mu.Unlock()
+}
+
+// CloseIdleConnections closes the client's idle connections.
+func (c *Client) CloseIdleConnections() { c.base.CloseIdleConnections() }
+
+// Transport returns a RoundTripper that applies the policy's per-host cap,
+// rate limit, connection and header timeouts, loop detection and TLS
+// recording, but does not retry: for libraries that keep their own retryer
+// (go-containerregistry, the AWS SDK), configured from the same Policy
+// (see the awsretry and ggcrretry packages). Its requests count in Stats.
 func (c *Client) Transport() http.RoundTripper { return roundTripper{c} }
 
-// HTTPClient returns an *http.Client whose Do retries under the policy.
+// HTTPClient returns an *http.Client whose requests retry under the
+// policy, bounded by a per-attempt timeout, with redirects capped and loops
+// refused (a *LoopError). Close every response body: a request holds its
+// host slot until then.
 func (c *Client) HTTPClient() *http.Client {
 	return &http.Client{Transport: retrying{c}, CheckRedirect: c.checkRedirect}
-}
-
-type roundTripper struct{ c *Client }
-
-func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	c := rt.c
-	if c.limiter != nil {
-		if err := c.limiter.Wait(req.Context()); err != nil {
-			return nil, err
-		}
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req = req.Clone(req.Context())
-		req.Header.Set("User-Agent", c.policy.UserAgent)
-	}
-	c.requests.Add(1)
-	resp, err := c.base.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
-		leaf := resp.TLS.PeerCertificates[0]
-		c.mu.Lock()
-		c.certs[req.URL.Host] = Certificate{Host: req.URL.Host, Subject: leaf.Subject.String(), NotAfter: leaf.NotAfter}
-		c.mu.Unlock()
-	}
-	if err := c.checkLoop(req, resp); err != nil {
-		resp.Body.Close()
-		return nil, err
-	}
-	return resp, nil
-}
-
-// LoopError reports a request loop: a redirect chain that revisits a URL or
-// is too long, or a CDN-Loop header that names one CDN twice.
-type LoopError struct {
-	URL    string
-	Reason string
-}
-
-func (e *LoopError) Error() string { return fmt.Sprintf("loop at %s: %s", e.URL, e.Reason) }
-
-func (c *Client) checkLoop(req *http.Request, resp *http.Response) error {
-	seen := map[string]bool{}
-	for _, v := range resp.Header.Values("CDN-Loop") {
-		for _, part := range strings.Split(v, ",") {
-			tok := strings.TrimSpace(part)
-			if i := strings.IndexByte(tok, ';'); i >= 0 {
-				tok = strings.TrimSpace(tok[:i])
-			}
-			if tok == "" {
-				continue
-			}
-			tok = strings.ToLower(tok)
-			if seen[tok] {
-				return &LoopError{URL: req.URL.String(), Reason: "CDN-Loop names " + tok + " more than once"}
-			}
-			seen[tok] = true
-		}
-	}
-	return nil
-}
-
-func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) > c.policy.MaxRedirects {
-		return &LoopError{URL: req.URL.String(), Reason: fmt.Sprintf("more than %d redirects", c.policy.MaxRedirects)}
-	}
-	for _, v := range via {
-		if v.URL.String() == req.URL.String() {
-			return &LoopError{URL: req.URL.String(), Reason: "redirect chain revisits the URL"}
-		}
-	}
-	return nil
-}
-
-type retrying struct{ c *Client }
-
-// RoundTrip sends req, retrying under the policy. Requests with a body are
-// retried only when GetBody is set.
-func (r retrying) RoundTrip(req *http.Request) (*http.Response, error) {
-	c := r.c
-	var lastErr error
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			if req.Body != nil && req.GetBody == nil {
-				return nil, lastErr
-			}
-			if req.GetBody != nil {
-				body, err := req.GetBody()
-				if err != nil {
-					return nil, err
-				}
-				req = req.Clone(req.Context())
-				req.Body = body
-			}
-		}
-		ctx, cancel := context.WithTimeout(req.Context(), c.policy.Timeout)
-		resp, err := roundTripper{c}.RoundTrip(req.WithContext(ctx))
-		retry, wait := c.shouldRetry(req.Context(), resp, err)
-		if !retry || attempt+1 >= c.policy.MaxAttempts || !c.takeRetry() {
-			if err != nil {
-				cancel()
-				return nil, err
-			}
-			resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
-			return resp, nil
-		}
-		if resp != nil {
-			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-			resp.Body.Close()
-			lastErr = fmt.Errorf("%s %s: %s", req.Method, req.URL, resp.Status)
-		} else {
-			lastErr = err
-		}
-		cancel()
-		if wait <= 0 {
-			wait = c.backoff(attempt)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-req.Context().Done():
-			t.Stop()
-			return nil, req.Context().Err()
-		case <-t.C:
-		}
-	}
-}
-
-// takeRetry spends one retry from the budget, if any is left.
-func (c *Client) takeRetry() bool {
-	for {
-		r := c.retries.Load()
-		allowed := int64(float64(c.requests.Load())*c.policy.RetryRatio) + int64(c.policy.RetryFloor)
-		if r >= allowed {
-			return false
-		}
-		if c.retries.CompareAndSwap(r, r+1) {
-			return true
-		}
-	}
-}
-
-// backoff is full jitter: a random wait in [0, min(MaxDelay, Base*2^attempt)).
-func (c *Client) backoff(attempt int) time.Duration {
-	ceil := c.policy.BaseDelay << min(attempt, 30)
-	if ceil <= 0 || ceil > c.policy.MaxDelay {
-		ceil = c.policy.MaxDelay
-	}
-	return time.Duration(rand.Int64N(int64(ceil)) + 1)
-}
-
-func (c *Client) shouldRetry(ctx context.Context, resp *http.Response, err error) (bool, time.Duration) {
-	if ctx.Err() != nil {
-		return false, 0
-	}
-	if err != nil {
-		var le *LoopError
-		if errors.As(err, &le) {
-			return false, 0
-		}
-		return true, 0
-	}
-	switch resp.StatusCode {
-	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true, c.retryAfter(resp)
-	}
-	return false, 0
-}
-
-// retryAfter reads Retry-After (seconds or an HTTP date), capped.
-func (c *Client) retryAfter(resp *http.Response) time.Duration {
-	v := resp.Header.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if s, err := strconv.Atoi(v); err == nil {
-		d = time.Duration(s) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = time.Until(t)
-	}
-	if d < 0 {
-		d = 0
-	}
-	return min(d, c.policy.MaxRetryAfter)
-}
-
-type cancelBody struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-func (b *cancelBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.cancel()
-	return err
 }

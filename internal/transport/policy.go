@@ -1,40 +1,64 @@
 package transport
 
-import "time"
+import (
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"time"
+)
 
 // Policy is the network discipline. DefaultPolicy holds the defaults, which
-// the README documents.
+// the README documents in a table; a zero field of a Policy given to New
+// takes its default.
 type Policy struct {
-	// Timeout bounds one attempt, headers and body.
+	// Timeout bounds one attempt: connecting, the TLS handshake, the
+	// response headers and, for a Client's HTTPClient, the body.
 	Timeout time.Duration
 	// MaxAttempts bounds the attempts of one request, the first included.
 	MaxAttempts int
-	// BaseDelay and MaxDelay shape the backoff: attempt n waits a random
-	// duration in [0, min(MaxDelay, BaseDelay*2^n)) (full jitter).
+	// BaseDelay and MaxDelay shape the backoff: before retry n (n = 0 for
+	// the first retry) the client waits a random duration in
+	// (0, min(MaxDelay, BaseDelay*2^n)] (capped exponential, full jitter).
 	BaseDelay, MaxDelay time.Duration
-	// MaxRetryAfter caps how long a Retry-After header can make us wait.
+	// MaxRetryAfter caps how long a Retry-After header can make the client
+	// wait. A response asking for longer ends the retries: the client never
+	// retries earlier than a server asked.
 	MaxRetryAfter time.Duration
-	// RetryRatio and RetryFloor make the retry budget: retries may not
-	// exceed RetryRatio of the requests sent, plus RetryFloor.
+	// RetryRatio and RetryFloor make the retry budget, a token bucket
+	// shared by every request of the client (gRPC's retry throttle): it
+	// holds RetryFloor tokens and starts full; every retryable failure
+	// (a timeout, a reset, a 503…) costs one; every answer that needs no
+	// retry earns RetryRatio; a retry is allowed only while the bucket is
+	// more than half full. So retries never exceed RetryRatio of the
+	// requests plus RetryFloor/2, and a client facing a dead server makes
+	// about RetryFloor/2 retries in all and then fails fast, however long
+	// it has lived, until good answers refill the bucket.
 	RetryRatio float64
 	RetryFloor int
-	// MaxConnsPerHost caps concurrent connections to one host.
+	// MaxConnsPerHost caps the requests in flight to one host (and so its
+	// connections): a request holds its slot until its body is closed or
+	// read to the end.
 	MaxConnsPerHost int
-	// Rate, if positive, caps requests per second across the client; Burst
-	// is the bucket size.
+	// Rate, if positive, caps attempts per second across the client; Burst
+	// is the bucket size (at least 1). Zero means no global rate limit.
 	Rate  float64
 	Burst int
-	// MaxRedirects caps a redirect chain.
+	// MaxRedirects caps a redirect chain: the request after the
+	// MaxRedirects-th redirect is a *LoopError.
 	MaxRedirects int
-	// CDNLoopToken identifies lockstep in CDN-Loop headers.
+	// CDNLoopToken is lockstep's own CDN-Loop (RFC 8586) token, for
+	// lockstep's servers to append when they forward a request; the client
+	// does not send it. (Whatever it is, a response whose CDN-Loop header
+	// names any token twice is a *LoopError.)
 	CDNLoopToken string
-	// UserAgent is sent with every request.
+	// UserAgent is sent with every request that sets none.
 	UserAgent string
 }
 
-// DefaultPolicy returns the defaults: 10 s a request, 4 attempts, backoff
+// DefaultPolicy returns the defaults: 10 s an attempt, 4 attempts, backoff
 // from 100 ms capped at 5 s, Retry-After capped at 30 s, a retry budget of
-// 10% of requests plus 10, 16 connections a host, no global rate limit, 3
+// 10 tokens earning 0.1 per good answer (retries at most 10% of requests
+// plus 5), 16 requests in flight a host, no global rate limit, 3
 // redirects.
 func DefaultPolicy() Policy {
 	return Policy{
@@ -50,4 +74,106 @@ func DefaultPolicy() Policy {
 		CDNLoopToken:    "lockstep",
 		UserAgent:       "lockstep",
 	}
+}
+
+// WithDefaults returns p with every zero field set from DefaultPolicy.
+func (p Policy) WithDefaults() Policy {
+	d := DefaultPolicy()
+	setDefault(&p.Timeout, d.Timeout)
+	setDefault(&p.MaxAttempts, d.MaxAttempts)
+	setDefault(&p.BaseDelay, d.BaseDelay)
+	setDefault(&p.MaxDelay, d.MaxDelay)
+	setDefault(&p.MaxRetryAfter, d.MaxRetryAfter)
+	setDefault(&p.RetryRatio, d.RetryRatio)
+	setDefault(&p.RetryFloor, d.RetryFloor)
+	setDefault(&p.MaxConnsPerHost, d.MaxConnsPerHost)
+	setDefault(&p.MaxRedirects, d.MaxRedirects)
+	if p.CDNLoopToken == "" {
+		p.CDNLoopToken = d.CDNLoopToken
+	}
+	if p.UserAgent == "" {
+		p.UserAgent = d.UserAgent
+	}
+	if p.Rate > 0 && p.Burst < 1 {
+		p.Burst = 1
+	}
+	return p
+}
+
+func setDefault[T int | float64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
+// Ceiling returns the upper bound of the wait before retry n (n = 0 for
+// the first retry): min(MaxDelay, BaseDelay*2^n).
+func (p Policy) Ceiling(n int) time.Duration {
+	p = p.WithDefaults()
+	if n < 0 {
+		n = 0
+	}
+	ceil := p.BaseDelay << min(n, 32)
+	if ceil <= 0 || ceil > p.MaxDelay || ceil>>min(n, 32) != p.BaseDelay {
+		ceil = p.MaxDelay
+	}
+	return ceil
+}
+
+// Delay returns a random wait before retry n: full jitter, uniform in
+// (0, Ceiling(n)].
+func (p Policy) Delay(n int) time.Duration {
+	return time.Duration(rand.Int64N(int64(p.Ceiling(n)))) + 1
+}
+
+// Backoff is the shape of a policy's backoff for retryers that take
+// k8s-style parameters (go-containerregistry's remote.Backoff): wait n is
+// Duration*Factor^n plus a random share of up to Jitter of it, for Steps
+// attempts. In that shape a Cap ends the retries once reached, so it is
+// left zero.
+type Backoff struct {
+	Duration time.Duration
+	Factor   float64
+	Jitter   float64
+	Steps    int
+	Cap      time.Duration
+}
+
+// Backoff returns the policy's backoff in the k8s shape: MaxAttempts
+// steps, the first wait BaseDelay, then doubling, with up to as much again
+// of jitter, and no wait above MaxDelay (the factor is lowered where
+// doubling would pass it). The shape cannot express full jitter (it jitters
+// upwards); this is the closest one.
+func (p Policy) Backoff() Backoff {
+	p = p.WithDefaults()
+	const jitter = 1.0
+	top := float64(p.MaxDelay) / (1 + jitter) // the largest wait before jitter
+	first := math.Min(float64(p.BaseDelay), top)
+	factor := 2.0
+	if waits := p.MaxAttempts - 1; waits > 1 && first*math.Pow(factor, float64(waits-1)) > top {
+		factor = math.Max(1, math.Pow(top/first, 1/float64(waits-1)))
+	}
+	return Backoff{Duration: time.Duration(first), Factor: factor, Jitter: jitter, Steps: p.MaxAttempts}
+}
+
+// retryableStatus lists the only statuses worth a retry.
+var retryableStatus = []int{
+	http.StatusTooManyRequests,
+	http.StatusBadGateway,
+	http.StatusServiceUnavailable,
+	http.StatusGatewayTimeout,
+}
+
+// RetryableStatuses returns the statuses the policy retries: 429, 502, 503
+// and 504. Never 403 or 404: they do not get better by asking again.
+func RetryableStatuses() []int { return append([]int(nil), retryableStatus...) }
+
+// RetryableStatus reports whether a response with this status is retried.
+func RetryableStatus(code int) bool {
+	for _, c := range retryableStatus {
+		if c == code {
+			return true
+		}
+	}
+	return false
 }

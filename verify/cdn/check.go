@@ -2,128 +2,110 @@ package cdn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
+	"math/rand/v2"
+	"net"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify"
 )
 
-// Status classifies one asset's check. The values are stable in JSON.
-type Status string
+// DefaultConcurrency is the default bound on assets checked at once.
+const DefaultConcurrency = 32
 
-// The statuses.
-const (
-	StatusOK           Status = "ok"
-	StatusMissing      Status = "missing"       // 403, 404, 410
-	StatusWrongSize    Status = "wrong-size"    // 200 with another length
-	StatusWrongContent Status = "wrong-content" // a checksum or the bytes differ
-	StatusUnreachable  Status = "unreachable"   // after retries
-	StatusLoop         Status = "loop"          // redirect or CDN-Loop loop
-)
+// DefaultTLSWarn is how close to its expiry a certificate gives a warning.
+const DefaultTLSWarn = 14 * 24 * time.Hour
 
-// Options configure a Check.
+// Options configure a Check. The zero value checks every file with a
+// default client.
 type Options struct {
 	// Client sends every request; nil means a client with the default
-	// policy.
+	// policy. Its per-host cap bounds the requests in flight to each CDN
+	// host, whatever Concurrency says.
 	Client *transport.Client
-	// Full downloads and hashes every byte instead of trusting headers.
+	// Full downloads and hashes every byte instead of trusting headers,
+	// reading at most the recorded size plus one byte of each asset.
 	Full bool
 	// Paths, if set, are checked always; Sample more are drawn at random
-	// from the rest. With neither, every file is checked.
+	// from the rest. With Sample alone, Sample files are drawn; with
+	// neither, every file is checked.
 	Paths  []string
 	Sample int
-	// AllFiles checks every file even when Paths is set.
+	// Seed, if non-zero, makes the sample repeatable.
+	Seed uint64
+	// AllFiles checks every file even when Paths or Sample is set.
 	AllFiles bool
-	// Concurrency bounds requests in flight (default 32).
+	// Concurrency bounds the checks in flight (default DefaultConcurrency).
 	Concurrency int
-	// Logger receives progress; nil is silent.
+	// Origin, if set, overrides the manifest's assets.origin.
+	Origin string
+	// Resolver resolves names to compare the origin with the CDN; nil is
+	// net.DefaultResolver.
+	Resolver Resolver
+	// IgnoreETag stops a strong ETag that looks like a SHA-256 from being
+	// compared with the recorded hash (for a CDN whose ETag hashes
+	// something else).
+	IgnoreETag bool
+	// TLSWarn is how close to its expiry a certificate gives a warning
+	// (default DefaultTLSWarn, 14 days).
+	TLSWarn time.Duration
+	// Now is the clock for certificate expiry; nil is time.Now.
+	Now func() time.Time
+	// Logger receives progress at debug level; nil is silent.
 	Logger *slog.Logger
-	// Progress, if set, is called after each asset with done and total.
+	// Progress, if set, is called after each check with done and total.
 	Progress func(done, total int)
 }
 
-// Result is the check of one asset at one CDN base.
-type Result struct {
-	Path       string `json:"path"`
-	URL        string `json:"url"`
-	Status     Status `json:"status"`
-	HTTPStatus int    `json:"httpStatus,omitempty"`
-	Reason     string `json:"reason,omitempty"`
-}
-
-// Summary counts a Check.
-type Summary struct {
-	Checked     int           `json:"checked"`
-	OK          int           `json:"ok"`
-	Missing     int           `json:"missing"`
-	Wrong       int           `json:"wrong"`
-	Unreachable int           `json:"unreachable"`
-	Loops       int           `json:"loops"`
-	Requests    int64         `json:"requests"`
-	Retries     int64         `json:"retries"`
-	Duration    time.Duration `json:"durationNanos"`
-}
-
-// Report is the outcome of a Check.
-type Report struct {
-	Results []Result `json:"results"`
-	Summary Summary  `json:"summary"`
-}
-
-// Failed returns the results that are not ok.
-func (r *Report) Failed() []Result {
-	var out []Result
-	for _, res := range r.Results {
-		if res.Status != StatusOK {
-			out = append(out, res)
-		}
-	}
-	return out
-}
-
-// Err returns a *verify.MismatchError for the first missing or wrong asset,
-// an *verify.UnavailableError when every asset was unreachable, or nil.
-func (r *Report) Err() error {
-	for _, res := range r.Results {
-		switch res.Status {
-		case StatusMissing, StatusWrongSize, StatusWrongContent, StatusLoop:
-			return &verify.MismatchError{Subject: "asset " + res.Path, Reason: string(res.Status) + " at " + res.URL, Got: res.Reason, Want: "the recorded bytes"}
-		}
-	}
-	if r.Summary.Checked > 0 && r.Summary.Unreachable == r.Summary.Checked {
-		return &verify.UnavailableError{Dependency: "CDN", Err: errors.New(r.Results[0].Reason)}
-	}
-	return nil
-}
-
-// Check checks the assets against every CDN base. Its error is for a
-// check that could not run at all; per-asset failures are in the Report.
+// Check checks the assets against every CDN base: for each asset and base,
+// that the CDN serves it (200), at its recorded size, with its recorded
+// hash where the CDN states one (or, with Full, where the bytes hash to
+// it). Per-asset failures are in the Report (see Report.Err); Check's own
+// error is for a check that could not start: an *OriginError (or another
+// *manifest.ValidationError) for an origin that is the CDN, an error for a
+// path not in the manifest or a bad CDN base.
 func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error) {
 	start := time.Now()
 	client := opt.Client
 	if client == nil {
 		client = transport.New(transport.DefaultPolicy())
 	}
-	before := client.Stats()
-	files := a.Files
-	if len(opt.Paths) > 0 && !opt.AllFiles {
-		files = nil
-		for _, p := range opt.Paths {
-			f, ok := a.File(p)
-			if !ok {
-				return nil, fmt.Errorf("asset %q is not in the manifest", p)
-			}
-			files = append(files, f)
-		}
+	logger := opt.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
+	now := opt.Now
+	if now == nil {
+		now = time.Now
+	}
+	rep := &Report{Full: opt.Full, Bases: a.CDN}
+	origin := opt.Origin
+	if origin == "" {
+		origin = a.Origin
+	}
+	if origin != "" {
+		r := opt.Resolver
+		if r == nil {
+			r = net.DefaultResolver
+		}
+		oc, err := checkOrigin(ctx, origin, a.CDN, r)
+		if err != nil {
+			return nil, err
+		}
+		rep.Origin = oc
+	}
+	files, err := selectFiles(a, opt)
+	if err != nil {
+		return nil, err
+	}
+	rep.Files = len(files)
+	rep.Sampled = len(files) < len(a.Files)
 	type job struct {
 		f   manifest.File
 		url string
@@ -138,93 +120,110 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 			jobs = append(jobs, job{f, u})
 		}
 	}
+	before := client.Stats()
+	seen := map[string]bool{}
+	for _, c := range client.Certificates() {
+		seen[c.Host] = true
+	}
+	ck := &checker{hc: client.HTTPClient(), full: opt.Full, etag: !opt.IgnoreETag, ua: client.Policy().UserAgent}
+	debug := logger.Enabled(ctx, slog.LevelDebug)
 	n := opt.Concurrency
 	if n <= 0 {
-		n = 32
+		n = DefaultConcurrency
 	}
 	results := make([]Result, len(jobs))
-	sem := make(chan struct{}, n)
+	next := make(chan int)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
-	hc := client.HTTPClient()
-	for i, j := range jobs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			results[i] = checkOne(ctx, hc, j.f, j.url)
-			if opt.Progress != nil {
-				mu.Lock()
-				done++
-				opt.Progress(done, len(jobs))
-				mu.Unlock()
+	for range min(n, len(jobs)) {
+		wg.Go(func() {
+			for i := range next {
+				results[i] = ck.check(ctx, jobs[i].f, jobs[i].url)
+				if r := results[i]; debug {
+					logger.Debug("checked", "path", r.Path, "url", r.URL, "status", r.Status, "reason", r.Reason)
+				}
+				if opt.Progress != nil {
+					mu.Lock()
+					done++
+					opt.Progress(done, len(jobs))
+					mu.Unlock()
+				}
 			}
-		}()
+		})
 	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
 	wg.Wait()
-	rep := &Report{Results: results}
-	for _, r := range results {
-		rep.Summary.Checked++
-		switch r.Status {
-		case StatusOK:
-			rep.Summary.OK++
-		case StatusMissing:
-			rep.Summary.Missing++
-		case StatusWrongSize, StatusWrongContent:
-			rep.Summary.Wrong++
-		case StatusUnreachable:
-			rep.Summary.Unreachable++
-		case StatusLoop:
-			rep.Summary.Loops++
+	rep.Results = results
+
+	hosts := map[string]bool{}
+	for _, base := range a.CDN {
+		if u, err := url.Parse(base); err == nil {
+			hosts[u.Host] = true
+		}
+	}
+	warn := opt.TLSWarn
+	if warn <= 0 {
+		warn = DefaultTLSWarn
+	}
+	for _, c := range client.Certificates() {
+		if hosts[c.Host] || !seen[c.Host] {
+			rep.TLS = append(rep.TLS, endpointOf(c, now(), warn))
 		}
 	}
 	after := client.Stats()
-	rep.Summary.Requests = after.Requests - before.Requests
-	rep.Summary.Retries = after.Retries - before.Retries
-	rep.Summary.Duration = time.Since(start)
+	rep.summarize(after.Requests-before.Requests, after.Retries-before.Retries, time.Since(start))
 	return rep, nil
 }
 
-func checkOne(ctx context.Context, hc *http.Client, f manifest.File, u string) Result {
-	res := Result{Path: f.Path, URL: u}
-	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
-	if err != nil {
-		res.Status, res.Reason = StatusUnreachable, err.Error()
-		return res
+// selectFiles returns the files to check, sorted by path.
+func selectFiles(a manifest.Assets, opt Options) ([]manifest.File, error) {
+	if opt.AllFiles || (len(opt.Paths) == 0 && opt.Sample <= 0) {
+		return a.Files, nil
 	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		var le *transport.LoopError
-		if errors.As(err, &le) {
-			res.Status, res.Reason = StatusLoop, le.Error()
-		} else {
-			res.Status, res.Reason = StatusUnreachable, err.Error()
+	var files []manifest.File
+	always := map[string]bool{}
+	for _, p := range opt.Paths {
+		f, ok := a.File(p)
+		if !ok {
+			return nil, fmt.Errorf("asset %q is not in the manifest", p)
 		}
-		return res
+		if !always[p] {
+			always[p] = true
+			files = append(files, f)
+		}
 	}
-	resp.Body.Close()
-	res.HTTPStatus = resp.StatusCode
-	switch {
-	case resp.StatusCode == http.StatusForbidden, resp.StatusCode == http.StatusNotFound, resp.StatusCode == http.StatusGone:
-		res.Status, res.Reason = StatusMissing, resp.Status
-	case resp.StatusCode != http.StatusOK:
-		res.Status, res.Reason = StatusUnreachable, resp.Status
-	case resp.ContentLength >= 0 && resp.ContentLength != f.Size:
-		res.Status, res.Reason = StatusWrongSize, fmt.Sprintf("%d bytes, want %d", resp.ContentLength, f.Size)
-	default:
-		res.Status = StatusOK
+	if opt.Sample > 0 {
+		var rest []manifest.File
+		for _, f := range a.Files {
+			if !always[f.Path] {
+				rest = append(rest, f)
+			}
+		}
+		seed1, seed2 := opt.Seed, opt.Seed^0x9e3779b97f4a7c15
+		if opt.Seed == 0 {
+			seed1, seed2 = rand.Uint64(), rand.Uint64()
+		}
+		rng := rand.New(rand.NewPCG(seed1, seed2))
+		k := min(opt.Sample, len(rest))
+		for i := range k {
+			j := i + rng.IntN(len(rest)-i)
+			rest[i], rest[j] = rest[j], rest[i]
+		}
+		files = append(files, rest[:k]...)
 	}
-	return res
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	return files, nil
 }
 
-// assetURL joins a CDN base and an asset path.
+// assetURL joins a CDN base and an asset path, escaping the path.
 func assetURL(base, path string) (string, error) {
 	u, err := url.Parse(strings.TrimSuffix(base, "/") + "/")
 	if err != nil {
 		return "", fmt.Errorf("CDN base %q: %w", base, err)
 	}
-	ref := &url.URL{Path: path}
-	return u.ResolveReference(ref).String(), nil
+	return u.ResolveReference(&url.URL{Path: path}).String(), nil
 }

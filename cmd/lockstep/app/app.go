@@ -42,6 +42,10 @@ func New() *cli.App {
 		},
 		Commands: []*cli.Command{
 			versionCommand(),
+			publishCommand(), statusCommand(), rollbackCommand(), gcCommand(),
+			admitCommand(),
+			cdnCommand(),
+			webhookCommand(),
 			fleetCommand(),
 			agentCommand(),
 		},

@@ -2,10 +2,13 @@ package app
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/remote"
 )
 
 // sourceFlags are the flags every consumer of a manifest takes: a file or
@@ -21,14 +24,20 @@ func sourceFlags() []cli.Flag {
 
 // sourceFromFlags builds the manifest source the flags name.
 func sourceFromFlags(c *cli.Context) (manifest.Source, error) {
-	path, store := c.String("manifest"), c.String("store")
+	path, url := c.String("manifest"), c.String("store")
 	switch {
-	case path != "" && store != "":
+	case path != "" && url != "":
 		return nil, usage(fmt.Errorf("--manifest and --store are exclusive"))
+	case strings.HasPrefix(path, "https://") || strings.HasPrefix(path, "http://"):
+		src, err := remote.New(path, transport.New(transport.DefaultPolicy()))
+		if err != nil {
+			return nil, usage(err)
+		}
+		return src, nil
 	case path != "":
 		return manifest.FileSource{Path: path}, nil
-	case store != "":
-		return nil, usage(fmt.Errorf("--store is not supported yet"))
+	case url != "":
+		return channelSourceFromFlags(c, url)
 	}
 	return nil, usage(fmt.Errorf("a manifest is required: --manifest FILE or --store URL --release NAME"))
 }

@@ -1,0 +1,708 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/admission/probe"
+	"github.com/lockstep-dev/lockstep/admission/running"
+	"github.com/lockstep-dev/lockstep/internal/transport"
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verify/cdn"
+)
+
+// DefaultTimeout bounds a whole check.
+const DefaultTimeout = 60 * time.Second
+
+// DefaultTLSWarning is how close to expiry a certificate is reported.
+const DefaultTLSWarning = 14 * 24 * time.Hour
+
+// GenerationGuard is the consumer's trusted state: the highest generation
+// of each release it has accepted. Check refuses a lower generation
+// (manifest-rollback) and calls Accept after an admission that is not a
+// dry run.
+type GenerationGuard interface {
+	// Check returns a *manifest.GenerationError when generation is lower
+	// than one already accepted for release, another error when the state
+	// cannot be read.
+	Check(ctx context.Context, release string, generation int64) error
+	// Accept records that the manifest with digest d and generation was
+	// accepted for release.
+	Accept(ctx context.Context, release string, generation int64, d manifest.Digest) error
+}
+
+// Config is what a check needs. Source and Running are required; the rest
+// has defaults.
+type Config struct {
+	// Source yields the manifest; Verifier checks its signature. With a
+	// nil Verifier the manifest is refused (manifest-unsigned) unless
+	// AllowUnsigned, in which case it is accepted and every decision says
+	// so with a warning finding.
+	Source        manifest.Source
+	Verifier      manifest.Verifier
+	AllowUnsigned bool
+	// Guard, if set, refuses rolled-back generations.
+	Guard GenerationGuard
+
+	// Image is the manifest image role the instance runs; empty means the
+	// manifest's only image.
+	Image string
+	// Running reports the digest actually running.
+	Running running.Source
+	// Platform is os/arch[/variant]; empty means runtime.GOOS/GOARCH.
+	Platform string
+
+	// Probes are the instance's own pages; every asset they reference
+	// must be in the manifest and on the CDN.
+	Probes []string
+	// Sample more assets of the manifest, drawn at random, are checked on
+	// the CDN besides the served ones; AllAssets checks every one.
+	Sample    int
+	AllAssets bool
+	// AllowHosts are third-party hosts a page may reference without
+	// refusal (a fonts or analytics host): "host", "host:port" or
+	// "*.domain". References to them are listed in Decision.Foreign,
+	// unchecked. A reference to any other host that is neither a CDN base
+	// nor the page's own origin refuses (asset-foreign-host): it cannot be
+	// checked, and a build that loads code from a host nobody recorded is
+	// what a mistake or an attacker would produce.
+	AllowHosts []string
+
+	// Client sends every request; nil means a client with the default
+	// policy. Decision.Requests is the growth of its Stats during the
+	// check: checks sharing a client at the same time count each other's
+	// requests. (The Docker source dials its socket with a client of its
+	// own, not counted.)
+	Client *transport.Client
+	// Timeout bounds the whole check (DefaultTimeout when zero): nothing
+	// outlives it, and reaching it is a refusal.
+	Timeout time.Duration
+	// TLSWarning is how close to expiry a certificate is reported
+	// (DefaultTLSWarning when zero).
+	TLSWarning time.Duration
+	// DryRun decides without changing state: the Guard is not advanced.
+	DryRun bool
+
+	// Logger receives progress; nil is silent.
+	Logger *slog.Logger
+	// Now and Rand replace the clock and the sampler's randomness (tests).
+	Now  func() time.Time
+	Rand *rand.Rand
+}
+
+func (c Config) withDefaults() Config {
+	if c.Platform == "" {
+		c.Platform = runtime.GOOS + "/" + runtime.GOARCH
+	}
+	if c.Client == nil {
+		c.Client = transport.New(transport.DefaultPolicy())
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.TLSWarning <= 0 {
+		c.TLSWarning = DefaultTLSWarning
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Rand == nil {
+		c.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	return c
+}
+
+// Check decides whether the instance runs the release: it fetches and
+// verifies the manifest, observes the running digest, probes the served
+// pages, and checks the served assets (and a sample of the rest) against
+// the manifest and the CDN.
+//
+// Check fails closed and never returns an error: every failure (a
+// dependency down, the deadline reached, a recovered panic) is a refusing
+// finding, and Decision.Unverified tells "could not check" from
+// "checked and wrong". It keeps no state between calls and is safe to
+// call concurrently.
+func Check(ctx context.Context, cfg Config) Decision {
+	cfg = cfg.withDefaults()
+	start := cfg.Now()
+	before := cfg.Client.Stats()
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	c := &checker{cfg: cfg, d: Decision{At: start, Platform: cfg.Platform, Image: cfg.Image, DryRun: cfg.DryRun}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if r := recover(); r != nil {
+				cfg.Logger.Error("admission check panicked", "panic", r, "stack", string(debug.Stack()))
+				c.add(Finding{Kind: KindInternalError, Subject: c.stepName(), Message: fmt.Sprintf("internal error while %s: %v", c.stepName(), r)})
+			}
+		}()
+		c.run(ctx)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		why := "the deadline of " + cfg.Timeout.String() + " was reached"
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			why = "the check was cancelled"
+		}
+		c.add(Finding{Kind: KindDependencyUnreachable, Subject: c.stepName(), Message: why + " while " + c.stepName()})
+	}
+	d := c.close()
+	if d.Findings == nil {
+		d.Findings = []Finding{}
+	}
+	d.Requests = cfg.Client.Stats().Requests - before.Requests
+	d.Duration = cfg.Now().Sub(start)
+	return d
+}
+
+// checker accumulates one check's decision. Its methods are safe to call
+// from the check's goroutines; after close, they do nothing.
+type checker struct {
+	cfg    Config
+	mu     sync.Mutex
+	d      Decision
+	step   string
+	closed bool
+}
+
+func (c *checker) add(f Finding) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		c.d.Add(f)
+	}
+}
+
+func (c *checker) update(fn func(d *Decision)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		fn(&c.d)
+	}
+}
+
+func (c *checker) setStep(s string) {
+	c.mu.Lock()
+	c.step = s
+	c.mu.Unlock()
+	c.cfg.Logger.Debug("admission", "step", s)
+}
+
+func (c *checker) stepName() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.step == "" {
+		return "starting"
+	}
+	return c.step
+}
+
+func (c *checker) close() Decision {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	c.d.settle()
+	d := c.d
+	d.Findings = append([]Finding(nil), c.d.Findings...)
+	return d
+}
+
+// unreachable records a dependency that failed.
+func (c *checker) unreachable(subject string, err error) {
+	c.add(Finding{Kind: KindDependencyUnreachable, Subject: subject, Message: err.Error()})
+}
+
+func (c *checker) run(ctx context.Context) {
+	cfg := c.cfg
+	// The manifest, the running digest and the pages are independent:
+	// fetch them at once.
+	var (
+		wg     sync.WaitGroup
+		signed *manifest.Signed
+		mErr   error
+		obs    *running.Observation
+		oErr   error
+		pages  = make([]*probe.Page, len(cfg.Probes))
+		pErrs  = make([]error, len(cfg.Probes))
+	)
+	c.setStep("fetching the manifest, the running digest and the probes")
+	wg.Add(2 + len(cfg.Probes))
+	go func() {
+		defer wg.Done()
+		defer recoverInto(&mErr)
+		if cfg.Source == nil {
+			mErr = errors.New("no manifest source configured")
+			return
+		}
+		signed, mErr = cfg.Source.Fetch(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		defer recoverInto(&oErr)
+		if cfg.Running == nil {
+			oErr = errors.New("no running-digest source configured")
+			return
+		}
+		obs, oErr = cfg.Running.Observe(ctx)
+	}()
+	for i, u := range cfg.Probes {
+		go func() {
+			defer wg.Done()
+			defer recoverInto(&pErrs[i])
+			pages[i], pErrs[i] = probe.Fetch(ctx, u, probe.Options{Client: cfg.Client})
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return
+	}
+
+	c.setStep("verifying the manifest")
+	m := c.manifest(ctx, signed, mErr)
+
+	c.setStep("comparing the running digest")
+	c.image(m, obs, oErr)
+
+	c.setStep("mapping the served assets")
+	served := c.served(m, pages, pErrs)
+
+	if m == nil {
+		return
+	}
+	c.setStep("checking assets on the CDN")
+	c.cdn(ctx, m, served)
+
+	c.setStep("checking certificates")
+	c.certificates()
+
+	if cfg.Guard != nil && !cfg.DryRun && c.allowed() && ctx.Err() == nil {
+		c.setStep("recording the accepted generation")
+		if err := cfg.Guard.Accept(ctx, m.Release.Name, m.Release.Generation, signed.Digest); err != nil {
+			c.unreachable("trusted state", fmt.Errorf("recording generation %d of %s: %w", m.Release.Generation, m.Release.Name, err))
+		}
+	}
+	c.setStep("done")
+}
+
+func recoverInto(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("internal error: %v", r)
+	}
+}
+
+func (c *checker) allowed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.d.settle()
+	return c.d.Allowed
+}
+
+// manifest checks the fetched manifest and returns it, or nil when it
+// cannot be trusted.
+func (c *checker) manifest(ctx context.Context, s *manifest.Signed, err error) *manifest.Manifest {
+	cfg := c.cfg
+	var ve *manifest.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		c.add(Finding{Kind: KindManifestInvalid, Subject: "manifest", Message: err.Error()})
+		return nil
+	case err != nil:
+		c.unreachable("manifest", fmt.Errorf("fetching the manifest: %w", err))
+		return nil
+	}
+	m := s.Manifest
+	c.update(func(d *Decision) {
+		d.Release, d.Generation, d.ManifestDigest, d.ManifestLocation = m.Release.Name, m.Release.Generation, s.Digest, s.Location
+	})
+	switch {
+	case cfg.Verifier != nil:
+		if err := cfg.Verifier.Verify(ctx, s); err != nil {
+			if verify.IsUnavailable(err) {
+				c.unreachable("manifest signature", err)
+			} else {
+				c.add(Finding{Kind: KindManifestSignature, Subject: m.ID(), Message: err.Error()})
+			}
+			return nil
+		}
+	case cfg.AllowUnsigned:
+		c.update(func(d *Decision) { d.Unsigned = true })
+		c.add(Finding{Kind: KindManifestUnsigned, Severity: Warn, Subject: m.ID(),
+			Message: "the manifest's signature was not verified (--insecure-allow-unsigned)"})
+	default:
+		c.add(Finding{Kind: KindManifestUnsigned, Subject: m.ID(), Message: "no verifier configured and unsigned manifests are not allowed"})
+		return nil
+	}
+	if cfg.Guard != nil {
+		if err := cfg.Guard.Check(ctx, m.Release.Name, m.Release.Generation); err != nil {
+			var ge *manifest.GenerationError
+			if errors.As(err, &ge) {
+				c.add(Finding{Kind: KindManifestRollback, Subject: m.ID(), Got: fmt.Sprint(ge.Offered), Want: fmt.Sprintf("at least %d", ge.Have), Message: err.Error()})
+				return nil
+			}
+			c.unreachable("trusted state", fmt.Errorf("reading the trusted state: %w", err))
+			return nil
+		}
+	}
+	if now := cfg.Now(); m.Expired(now) {
+		c.add(Finding{Kind: KindManifestExpired, Subject: m.ID(), Got: now.UTC().Format(time.RFC3339), Want: "before " + m.Release.ExpiresAt.UTC().Format(time.RFC3339),
+			Message: fmt.Sprintf("manifest %s expired at %s", m.ID(), m.Release.ExpiresAt.UTC().Format(time.RFC3339))})
+		return nil
+	}
+	return m
+}
+
+// image compares the observation with the manifest image.
+func (c *checker) image(m *manifest.Manifest, o *running.Observation, err error) {
+	cfg := c.cfg
+	if err != nil {
+		c.unreachable("running digest", fmt.Errorf("observing the running image: %w", err))
+		return
+	}
+	c.update(func(d *Decision) {
+		d.Running = o
+		if !o.ImageID.IsZero() {
+			d.RunningDigest = o.ImageID
+		} else if len(o.RepoDigests) > 0 {
+			d.RunningDigest = o.RepoDigests[0]
+		}
+	})
+	if o.ImageID.IsZero() && (len(o.Unpinned) > 0 || len(o.RepoDigests) == 0) {
+		got := strings.Join(o.Unpinned, ", ")
+		if got == "" {
+			got = o.Reference
+		}
+		c.add(Finding{Kind: KindImageNotPinned, Subject: "image " + cfg.Image, Got: got, Want: "a sha256 digest",
+			Message: fmt.Sprintf("%s reports no digest for the running image (only %q): a tag proves nothing", o.Source, got)})
+		return
+	}
+	if m == nil {
+		return
+	}
+	im, ok := c.pickImage(m)
+	if !ok {
+		return
+	}
+	match, f := Match(im, o, cfg.Platform)
+	if f != nil {
+		c.add(*f)
+		return
+	}
+	c.update(func(d *Decision) { d.Match = match })
+}
+
+// pickImage returns the manifest image to compare with.
+func (c *checker) pickImage(m *manifest.Manifest) (*manifest.Image, bool) {
+	name := c.cfg.Image
+	if name == "" && len(m.Images) == 1 {
+		c.update(func(d *Decision) { d.Image = m.Images[0].Name })
+		return &m.Images[0], true
+	}
+	if im, ok := m.Image(name); ok {
+		return im, true
+	}
+	var names []string
+	for _, im := range m.Images {
+		names = append(names, im.Name)
+	}
+	msg := fmt.Sprintf("manifest %s has no image %q (it has: %s)", m.ID(), name, strings.Join(names, ", "))
+	if name == "" {
+		msg = fmt.Sprintf("manifest %s has %d images (%s): name the one this instance runs", m.ID(), len(names), strings.Join(names, ", "))
+	}
+	c.add(Finding{Kind: KindManifestInvalid, Subject: "image " + name, Message: msg})
+	return nil, false
+}
+
+// Match compares what a runtime reported with a manifest image on
+// platform (os/arch[/variant]). A match is the image's index digest, the
+// platform's manifest digest or the platform's config digest, and nothing
+// else; it returns which ("index", "manifest", "config"). When the runtime
+// reports an image ID, that identity alone decides; otherwise a repo
+// digest must match and none may belong to another platform. A mismatch
+// is returned as an image-digest-mismatch finding.
+//
+// Unlike manifest.Image.Matches, the digest of a single-platform image is
+// a match only on its own platform.
+func Match(im *manifest.Image, o *running.Observation, platform string) (string, *Finding) {
+	subject := "image " + im.Name
+	judge := func(d manifest.Digest) (match, other string) {
+		if d == im.Digest {
+			index := len(im.Platforms) != 1 || im.Platforms[0].Digest != im.Digest
+			if index {
+				return "index", ""
+			}
+			if manifest.PlatformMatches(im.Platforms[0], platform) {
+				return "manifest", ""
+			}
+			return "", im.Platforms[0].String()
+		}
+		for _, p := range im.Platforms {
+			if d != p.Digest && d != p.Config {
+				continue
+			}
+			if !manifest.PlatformMatches(p, platform) {
+				other = p.String()
+				continue
+			}
+			if d == p.Digest {
+				return "manifest", ""
+			}
+			return "config", ""
+		}
+		return "", other
+	}
+	mismatch := func(d manifest.Digest, other string) *Finding {
+		f := &Finding{Kind: KindImageDigestMismatch, Subject: subject, Got: d.String(), Want: want(im, platform)}
+		if other != "" {
+			f.Message = fmt.Sprintf("the running image (%s) is %s, the %s image of %s; this instance is %s", o.Source, d, other, im.Ref, platform)
+		} else {
+			f.Message = fmt.Sprintf("the running image (%s) is %s, which is not %s (%s) for %s", o.Source, d, im.Ref, im.Digest, platform)
+		}
+		return f
+	}
+	if !o.ImageID.IsZero() {
+		match, other := judge(o.ImageID)
+		if match == "" {
+			return "", mismatch(o.ImageID, other)
+		}
+		return match, nil
+	}
+	best := ""
+	for _, d := range o.RepoDigests {
+		match, other := judge(d)
+		if other != "" {
+			return "", mismatch(d, other)
+		}
+		if best == "" {
+			best = match
+		}
+	}
+	if best == "" && len(o.RepoDigests) > 0 {
+		return "", mismatch(o.RepoDigests[0], "")
+	}
+	return best, nil
+}
+
+// want describes the digests that would match.
+func want(im *manifest.Image, platform string) string {
+	ds := []string{im.Digest.String()}
+	for _, p := range im.Platforms {
+		if manifest.PlatformMatches(p, platform) && p.Digest != im.Digest {
+			ds = append(ds, p.Digest.String(), p.Config.String())
+		} else if manifest.PlatformMatches(p, platform) {
+			ds = append(ds, p.Config.String())
+		}
+	}
+	return strings.Join(ds, " or ")
+}
+
+// served maps the probed pages to asset IDs and checks them against the
+// manifest; it returns the served IDs.
+func (c *checker) served(m *manifest.Manifest, pages []*probe.Page, errs []error) []string {
+	cfg := c.cfg
+	var ok []*probe.Page
+	for i, err := range errs {
+		if err != nil {
+			c.unreachable("probe "+cfg.Probes[i], err)
+			continue
+		}
+		ok = append(ok, pages[i])
+	}
+	if m == nil || len(cfg.Probes) == 0 {
+		return nil
+	}
+	mapped := probe.Map(ok, m.Assets.CDN)
+	files := make([]manifest.File, 0, len(mapped.IDs))
+	for _, id := range mapped.IDs {
+		f, found := m.Assets.File(id)
+		if !found {
+			c.add(Finding{Kind: KindAssetNotInManifest, Subject: id, Want: "an asset of " + m.ID(),
+				Message: fmt.Sprintf("the instance serves %s, which manifest %s does not list", id, m.ID())})
+			f = manifest.File{Path: id, SHA256: strings.Repeat("0", 64)}
+		}
+		files = append(files, f)
+	}
+	for _, u := range mapped.Foreign {
+		if hostAllowed(u, cfg.AllowHosts) {
+			continue
+		}
+		c.add(Finding{Kind: KindAssetForeignHost, Subject: u, Want: "a CDN base of the manifest, the instance, or an allowed host",
+			Message: fmt.Sprintf("the instance references %s, on a host that is neither a CDN base of %s nor its own nor allowed", u, m.ID())})
+	}
+	c.update(func(d *Decision) {
+		d.Served, d.Foreign = mapped.IDs, mapped.Foreign
+		d.ServedFingerprint = manifest.Fingerprint(files)
+	})
+	return mapped.IDs
+}
+
+// hostAllowed reports whether the URL's host is one of allow: "host",
+// "host:port" or "*.domain" (any subdomain of domain).
+func hostAllowed(rawURL string, allow []string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	host, hostPort := strings.ToLower(u.Hostname()), strings.ToLower(u.Host)
+	for _, a := range allow {
+		a = strings.ToLower(strings.TrimSpace(a))
+		switch {
+		case a == "":
+		case strings.HasPrefix(a, "*."):
+			if strings.HasSuffix(host, a[1:]) {
+				return true
+			}
+		case a == host || a == hostPort:
+			return true
+		}
+	}
+	return false
+}
+
+// cdn checks the served assets (and the sample) on the CDN.
+func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served []string) {
+	cfg := c.cfg
+	var known, unknown []string
+	isServed := map[string]bool{}
+	for _, id := range served {
+		isServed[id] = true
+		if _, ok := m.Assets.File(id); ok {
+			known = append(known, id)
+		} else {
+			unknown = append(unknown, id)
+		}
+	}
+	paths := known
+	switch {
+	case cfg.AllAssets:
+		paths = paths[:0:0]
+		for _, f := range m.Assets.Files {
+			paths = append(paths, f.Path)
+		}
+	case cfg.Sample > 0:
+		var rest []string
+		for _, f := range m.Assets.Files {
+			if !isServed[f.Path] {
+				rest = append(rest, f.Path)
+			}
+		}
+		cfg.Rand.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+		paths = append(append([]string(nil), known...), rest[:min(cfg.Sample, len(rest))]...)
+		sort.Strings(paths)
+	}
+	var wg sync.WaitGroup
+	if len(unknown) > 0 {
+		wg.Go(func() { c.unlisted(ctx, m, unknown) })
+	}
+	if len(paths) > 0 {
+		rep, err := cdn.Check(ctx, m.Assets, cdn.Options{Paths: paths, Client: cfg.Client, Logger: cfg.Logger})
+		if err != nil {
+			c.unreachable("CDN", fmt.Errorf("checking the CDN: %w", err))
+		} else {
+			c.update(func(d *Decision) { d.CDNChecked += len(rep.Results) })
+			for _, r := range rep.Results {
+				if f := cdnFinding(r); f != nil {
+					c.add(*f)
+				}
+			}
+		}
+	}
+	wg.Wait()
+}
+
+// cdnFinding turns a CDN result into a finding (nil for ok). A status
+// this package does not know refuses, as could-not-check.
+func cdnFinding(r cdn.Result) *Finding {
+	f := &Finding{Subject: r.Path, Got: r.Reason, Message: fmt.Sprintf("%s at %s: %s", r.Status, r.URL, r.Reason)}
+	switch r.Status {
+	case cdn.StatusOK:
+		return nil
+	case cdn.StatusMissing:
+		f.Kind, f.Want = KindAssetMissingOnCDN, "200"
+		f.Message = fmt.Sprintf("%s is missing on the CDN: %s answers %s", r.Path, r.URL, r.Reason)
+	case cdn.StatusWrongSize, cdn.StatusWrongContent:
+		f.Kind, f.Want = KindAssetContentMismatch, "the recorded bytes"
+	case cdn.StatusLoop:
+		f.Kind = KindCDNLoop
+	default:
+		f.Kind = KindDependencyUnreachable
+	}
+	return f
+}
+
+// unlisted checks served assets that the manifest lacks: present on the
+// CDN or not (their content cannot be checked).
+func (c *checker) unlisted(ctx context.Context, m *manifest.Manifest, ids []string) {
+	hc := c.cfg.Client.HTTPClient()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for _, base := range m.Assets.CDN {
+		for _, id := range ids {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				u := strings.TrimSuffix(base, "/") + "/" + (&url.URL{Path: id}).EscapedPath()
+				req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
+				if err != nil {
+					c.unreachable("CDN", err)
+					return
+				}
+				resp, err := hc.Do(req)
+				c.update(func(d *Decision) { d.CDNChecked++ })
+				if err != nil {
+					var le *transport.LoopError
+					if errors.As(err, &le) {
+						c.add(Finding{Kind: KindCDNLoop, Subject: id, Message: le.Error()})
+						return
+					}
+					c.unreachable("CDN "+u, err)
+					return
+				}
+				resp.Body.Close()
+				switch resp.StatusCode {
+				case http.StatusOK:
+				case http.StatusForbidden, http.StatusNotFound, http.StatusGone:
+					c.add(Finding{Kind: KindAssetMissingOnCDN, Subject: id, Got: resp.Status, Want: "200",
+						Message: fmt.Sprintf("%s is missing on the CDN: %s answers %s", id, u, resp.Status)})
+				default:
+					c.unreachable("CDN "+u, fmt.Errorf("HEAD %s: %s", u, resp.Status))
+				}
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+// certificates reports endpoints whose certificate expires soon.
+func (c *checker) certificates() {
+	now := c.cfg.Now()
+	certs := c.cfg.Client.Certificates()
+	sort.Slice(certs, func(i, j int) bool { return certs[i].Host < certs[j].Host })
+	for _, cert := range certs {
+		left := cert.NotAfter.Sub(now)
+		if left > c.cfg.TLSWarning {
+			continue
+		}
+		c.add(Finding{Kind: KindTLSExpiring, Severity: Warn, Subject: cert.Host, Got: cert.NotAfter.UTC().Format(time.RFC3339),
+			Message: fmt.Sprintf("the certificate of %s (%s) expires in %s", cert.Host, cert.Subject, left.Round(time.Hour))})
+	}
+}

@@ -1,0 +1,106 @@
+package probe
+
+import (
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// Mapped is the asset IDs a set of references names.
+type Mapped struct {
+	// IDs are the asset IDs, sorted, each once.
+	IDs []string `json:"ids"`
+	// Foreign are references to hosts that are neither a CDN base nor the
+	// page's own origin, sorted, each once.
+	Foreign []string `json:"foreign,omitempty"`
+}
+
+// Map maps the references of pages to asset IDs under the CDN bases (see
+// the package documentation for the rules).
+func Map(pages []*Page, cdn []string) Mapped {
+	type base struct {
+		scheme, host, path string
+	}
+	var bases []base
+	for _, b := range cdn {
+		u, err := url.Parse(b)
+		if err != nil || u.Host == "" {
+			continue
+		}
+		bases = append(bases, base{strings.ToLower(u.Scheme), hostPort(u), strings.TrimSuffix(u.Path, "/") + "/"})
+	}
+	// The longest base path first, so that the most specific base wins.
+	sort.SliceStable(bases, func(i, j int) bool { return len(bases[i].path) > len(bases[j].path) })
+	ids, foreign := map[string]bool{}, map[string]bool{}
+	for _, p := range pages {
+		pu, _ := url.Parse(p.URL)
+		for _, r := range p.References {
+			if r.URL == "" {
+				if id := strings.TrimPrefix(r.ID, "./"); id != "" {
+					ids[id] = true
+				}
+				continue
+			}
+			u, err := url.Parse(r.URL)
+			if err != nil {
+				foreign[r.URL] = true
+				continue
+			}
+			scheme := strings.ToLower(u.Scheme)
+			if scheme != "http" && scheme != "https" {
+				continue // data:, blob:, javascript:, mailto:
+			}
+			id, ok := "", false
+			for _, b := range bases {
+				if scheme == b.scheme && hostPort(u) == b.host && strings.HasPrefix(u.Path, b.path) {
+					id, ok = strings.TrimPrefix(u.Path, b.path), true
+					break
+				}
+			}
+			if !ok && pu != nil && scheme == strings.ToLower(pu.Scheme) && hostPort(u) == hostPort(pu) {
+				id, ok = strings.TrimPrefix(u.Path, "/"), true
+				for _, b := range bases {
+					if b.path != "/" && strings.HasPrefix(u.Path, b.path) {
+						id = strings.TrimPrefix(u.Path, b.path)
+						break
+					}
+				}
+			}
+			switch {
+			case !ok:
+				u.RawQuery, u.Fragment = "", ""
+				foreign[u.String()] = true
+			case id != "":
+				ids[id] = true
+			}
+		}
+	}
+	return Mapped{IDs: sorted(ids), Foreign: sorted(foreign)}
+}
+
+// hostPort is the lower-case host with the scheme's default port made
+// explicit.
+func hostPort(u *url.URL) string {
+	h, port := strings.ToLower(u.Hostname()), u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	if strings.Contains(h, ":") {
+		h = "[" + h + "]"
+	}
+	return h + ":" + port
+}
+
+func sorted(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

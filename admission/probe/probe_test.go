@@ -1,0 +1,190 @@
+package probe_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lockstep-dev/lockstep/admission/probe"
+	"github.com/lockstep-dev/lockstep/internal/transport"
+	"github.com/lockstep-dev/lockstep/verify"
+)
+
+var cdn = []string{"https://cdn.example.com/static/", "https://img.example.com"}
+
+func mapPage(t *testing.T, pageURL, contentType, body string) probe.Mapped {
+	t.Helper()
+	u, _ := url.Parse(pageURL)
+	p, err := probe.Parse(u, contentType, []byte(body))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return probe.Map([]*probe.Page{p}, cdn)
+}
+
+func TestMapHTML(t *testing.T) {
+	tests := []struct {
+		name, page, body string
+		ids, foreign     []string
+	}{
+		{
+			name: "every element",
+			page: "http://127.0.0.1:8080/",
+			body: `<!doctype html><html><head>
+<link rel="stylesheet" href="https://cdn.example.com/static/css/site.1a.css">
+<link rel="preload" as="font" href="https://cdn.example.com/static/fonts/a.woff2" crossorigin>
+<link rel="modulepreload" href="https://cdn.example.com/static/js/vendor.2b.js">
+<link rel="icon" href="/favicon.ico"><link rel="shortcut icon" href="https://cdn.example.com/static/fav.png">
+<link rel="apple-touch-icon" href="https://img.example.com/touch.png">
+<link rel="preload" as="fetch" href="/api/cart" crossorigin><link rel="canonical" href="https://www.example.com/"><link rel="preconnect" href="https://fonts.example.net">
+<link rel="preload" as="image" imagesrcset="https://img.example.com/hero-1x.png 1x, https://img.example.com/hero-2x.png 2x">
+<script src="https://cdn.example.com/static/js/app.3c.js?v=3#x"></script>
+<script>var x = "<script src='https://evil.example/inline.js'>";</script>
+</head><body>
+<img src="https://img.example.com/logo.svg" srcset="https://img.example.com/logo-2x.svg 2x,https://img.example.com/logo-3x.svg 3x">
+<picture><source srcset="https://img.example.com/a.webp 100w, https://img.example.com/b.webp 200w" type="image/webp"><img src="data:image/png;base64,AAAA"></picture>
+<video src="https://cdn.example.com/static/v.mp4" poster="https://img.example.com/poster.jpg"></video>
+<input type="image" src="https://img.example.com/go.png"><input type="text" src="https://img.example.com/no.png">
+<a href="https://cdn.example.com/static/not-an-asset.html">link</a>
+<img src="https://cdn.example.com/other/x.png">
+<script src="https://tracker.example.net/t.js"></script>
+</body></html>`,
+			ids: []string{"a.webp", "b.webp", "css/site.1a.css", "fav.png", "favicon.ico", "fonts/a.woff2", "go.png",
+				"hero-1x.png", "hero-2x.png", "js/app.3c.js", "js/vendor.2b.js", "logo-2x.svg", "logo-3x.svg", "logo.svg",
+				"poster.jpg", "touch.png", "v.mp4"},
+			foreign: []string{"https://cdn.example.com/other/x.png", "https://tracker.example.net/t.js"},
+		},
+		{
+			name: "relative and absolute paths on the page's own origin",
+			page: "http://127.0.0.1:8080/app/index.html",
+			body: `<script src="js/app.js"></script><script src="/static/js/b.js"></script><link rel=stylesheet href="../site.css">`,
+			ids:  []string{"app/js/app.js", "js/b.js", "site.css"},
+		},
+		{
+			name: "base href moves relative references to the CDN",
+			page: "http://127.0.0.1:8080/",
+			body: `<head><base href="https://cdn.example.com/static/"><base href="https://evil.example/"></head><script src="js/app.js"></script>`,
+			ids:  []string{"js/app.js"},
+		},
+		{
+			name:    "scheme and default port are part of the origin",
+			page:    "http://127.0.0.1:8080/",
+			body:    `<script src="http://cdn.example.com/static/a.js"></script><script src="https://cdn.example.com:443/static/b.js"></script><script src="http://127.0.0.1:9090/c.js"></script>`,
+			ids:     []string{"b.js"},
+			foreign: []string{"http://127.0.0.1:9090/c.js", "http://cdn.example.com/static/a.js"},
+		},
+		{
+			name: "not assets",
+			page: "http://127.0.0.1:8080/",
+			body: `<script src="javascript:alert(1)"></script><img src="data:,x"><img src=""><img src="blob:http://127.0.0.1/x"><link rel="alternate" href="/feed.xml">`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := mapPage(t, tt.page, "text/html; charset=utf-8", tt.body)
+			if !slices.Equal(m.IDs, tt.ids) {
+				t.Errorf("IDs =\n  %q\nwant\n  %q", m.IDs, tt.ids)
+			}
+			if !slices.Equal(m.Foreign, tt.foreign) {
+				t.Errorf("Foreign = %q, want %q", m.Foreign, tt.foreign)
+			}
+		})
+	}
+}
+
+func TestMapJSON(t *testing.T) {
+	tests := []struct {
+		name, contentType, body string
+		ids, foreign            []string
+		wantErr                 bool
+	}{
+		{name: "list", contentType: "application/json", body: `["js/app.js", "https://cdn.example.com/static/css/a.css", "/static/img/b.png", "https://x.example/y.js"]`,
+			ids: []string{"css/a.css", "img/b.png", "js/app.js"}, foreign: []string{"https://x.example/y.js"}},
+		{name: "sniffed list", contentType: "", body: "\n [\"a.js\"]", ids: []string{"a.js"}},
+		{name: "assets object", contentType: "application/json", body: `{"assets": ["a.js", "b.css"]}`, ids: []string{"a.js", "b.css"}},
+		{name: "vite manifest", contentType: "application/json", body: `{"src/main.ts": {"file": "assets/main.1a.js", "css": ["assets/main.2b.css"], "assets": ["assets/logo.3c.svg"], "isEntry": true}, "src/lazy.ts": {"file": "assets/lazy.4d.js"}}`,
+			ids: []string{"assets/lazy.4d.js", "assets/logo.3c.svg", "assets/main.1a.js", "assets/main.2b.css"}},
+		{name: "not a list of strings", contentType: "application/json", body: `[1, 2]`, wantErr: true},
+		{name: "assets not strings", contentType: "application/json", body: `{"assets": [{"path": "a.js"}]}`, wantErr: true},
+		{name: "unknown object", contentType: "application/json", body: `{"version": 3}`, wantErr: true},
+		{name: "malformed", contentType: "application/json", body: `["a.js"`, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, _ := url.Parse("http://127.0.0.1:8080/assets.json")
+			p, err := probe.Parse(u, tt.contentType, []byte(tt.body))
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("Parse(%s) = %+v, want an error", tt.body, p)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Kind != "json" {
+				t.Errorf("Kind = %q, want json", p.Kind)
+			}
+			m := probe.Map([]*probe.Page{p}, cdn)
+			if !slices.Equal(m.IDs, tt.ids) || !slices.Equal(m.Foreign, tt.foreign) {
+				t.Errorf("Map = %q / %q, want %q / %q", m.IDs, m.Foreign, tt.ids, tt.foreign)
+			}
+		})
+	}
+}
+
+func TestFetch(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte(`<script src="/static/js/app.js"></script>`))
+	})
+	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusFound) })
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(strings.Repeat("x", 2048))) })
+	mux.HandleFunc("/down", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "booting", http.StatusServiceUnavailable) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	client := transport.New(transport.Policy{MaxAttempts: 1})
+	ctx := context.Background()
+	for _, path := range []string{"/", "/old"} {
+		p, err := probe.Fetch(ctx, srv.URL+path, probe.Options{Client: client})
+		if err != nil {
+			t.Fatalf("Fetch(%s): %v", path, err)
+		}
+		if m := probe.Map([]*probe.Page{p}, cdn); !slices.Equal(m.IDs, []string{"js/app.js"}) {
+			t.Errorf("Fetch(%s) IDs = %q", path, m.IDs)
+		}
+	}
+	for _, path := range []string{"/big", "/down", "/missing"} {
+		_, err := probe.Fetch(ctx, srv.URL+path, probe.Options{Client: client, MaxSize: 1024})
+		if !verify.IsUnavailable(err) {
+			t.Errorf("Fetch(%s) = %v, want an UnavailableError", path, err)
+		}
+	}
+	if _, err := probe.Fetch(ctx, "http://127.0.0.1:1/", probe.Options{Client: client}); !verify.IsUnavailable(err) {
+		t.Errorf("Fetch(closed port) = %v, want an UnavailableError", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("text/html", `<img srcset="a.png 1x, b.png 2x"><script src="x.js">`)
+	f.Add("application/json", `{"assets":["a"]}`)
+	f.Add("", `<link rel="icon preload" imagesrcset=",,, a(1), b">`)
+	u, _ := url.Parse("http://127.0.0.1:8080/")
+	f.Fuzz(func(t *testing.T, ct, body string) {
+		p, err := probe.Parse(u, ct, []byte(body))
+		if err != nil {
+			return
+		}
+		m := probe.Map([]*probe.Page{p}, cdn)
+		for _, id := range m.IDs {
+			if id == "" {
+				t.Fatalf("empty asset ID from %q", body)
+			}
+		}
+	})
+}

@@ -1,0 +1,112 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/lockstep-dev/lockstep/internal/transport"
+	"github.com/lockstep-dev/lockstep/verify/cdn"
+)
+
+func cdnCommand() *cli.Command {
+	def := transport.DefaultPolicy()
+	return group("cdn", "check a release's assets on its CDN", &cli.Command{
+		Name:      "check",
+		Usage:     "check that every asset of the manifest is on every CDN base, byte for byte",
+		ArgsUsage: " ",
+		Description: "For every asset and CDN base: a HEAD (a ranged GET where HEAD is refused) must give 200, the recorded\n" +
+			"size and, where the CDN states one (x-amz-checksum-sha256, a SHA-256 ETag, Digest, Repr-Digest), the\n" +
+			"recorded hash; --full downloads and hashes every byte. Exit 0 all present, 1 any missing, wrong,\n" +
+			"looping or TLS-failing asset, 2 bad input (an origin that is the CDN), 3 the CDN could not be checked.",
+		Flags: append(sourceFlags(),
+			&cli.StringFlag{Name: "origin", Usage: "the CDN's origin (overrides assets.origin); refused if it is the CDN or resolves to it"},
+			&cli.BoolFlag{Name: "full", Usage: "download and hash every asset (reads at most its recorded size + 1 byte)"},
+			&cli.IntFlag{Name: "sample", Usage: "check a random N of the assets instead of all (0: all)"},
+			&cli.Uint64Flag{Name: "seed", Usage: "seed for --sample, to repeat a sample (0: random)"},
+			&cli.IntFlag{Name: "concurrency", Value: def.MaxConnsPerHost, Usage: "requests in flight, in all and per CDN host"},
+			&cli.Float64Flag{Name: "rate", Usage: "cap on requests per second across the check (0: none)"},
+			&cli.DurationFlag{Name: "timeout", Value: def.Timeout, Usage: "timeout of one attempt (headers and body)"},
+			&cli.DurationFlag{Name: "tls-warn", Value: cdn.DefaultTLSWarn, Usage: "warn of a certificate that expires within this"},
+			&cli.BoolFlag{Name: "ignore-etag", Usage: "do not compare an ETag that looks like a SHA-256 with the recorded hash"},
+			formatFlag(cdn.Formats...),
+		),
+		Action: cdnCheck,
+	})
+}
+
+func cdnCheck(c *cli.Context) error {
+	f, err := format(c, cdn.Formats...)
+	if err != nil {
+		return err
+	}
+	if c.NArg() > 0 {
+		return usage(fmt.Errorf("cdn check takes no arguments, got %q", c.Args().First()))
+	}
+	switch {
+	case c.Int("sample") < 0:
+		return usage(fmt.Errorf("--sample %d: want 0 or more", c.Int("sample")))
+	case c.Int("concurrency") < 1:
+		return usage(fmt.Errorf("--concurrency %d: want 1 or more", c.Int("concurrency")))
+	case c.Float64("rate") < 0:
+		return usage(fmt.Errorf("--rate %v: want 0 (none) or more", c.Float64("rate")))
+	case c.Duration("timeout") <= 0 || c.Duration("tls-warn") <= 0:
+		return usage(fmt.Errorf("--timeout and --tls-warn must be positive"))
+	}
+	src, err := sourceFromFlags(c)
+	if err != nil {
+		return err
+	}
+	signed, err := src.Fetch(c.Context)
+	if err != nil {
+		return err
+	}
+	log := logger(c)
+	p := transport.DefaultPolicy()
+	p.MaxConnsPerHost, p.Rate, p.Timeout = c.Int("concurrency"), c.Float64("rate"), c.Duration("timeout")
+	client := transport.New(p, transport.WithLogger(log))
+	a := signed.Manifest.Assets
+	if len(a.Files) == 0 {
+		log.Warn("the manifest lists no assets: nothing to check", "manifest", signed.Location)
+	}
+	rep, err := cdn.Check(c.Context, a, cdn.Options{
+		Client:      client,
+		Full:        c.Bool("full"),
+		Sample:      c.Int("sample"),
+		Seed:        c.Uint64("seed"),
+		Concurrency: c.Int("concurrency"),
+		Origin:      c.String("origin"),
+		IgnoreETag:  c.Bool("ignore-etag"),
+		TLSWarn:     c.Duration("tls-warn"),
+		Logger:      log,
+		Progress:    progress(c, "checking assets"),
+	})
+	if err != nil {
+		return err
+	}
+	if err := rep.Write(c.App.Writer, f, Version); err != nil {
+		return err
+	}
+	return rep.Err()
+}
+
+// progress returns a progress callback drawing a bar on stderr when
+// stderr is a terminal, or nil.
+func progress(c *cli.Context, what string) func(done, total int) {
+	fd, ok := c.App.ErrWriter.(*os.File)
+	if !ok || !term.IsTerminal(int(fd.Fd())) {
+		return nil
+	}
+	var bar *progressbar.ProgressBar
+	return func(done, total int) {
+		if bar == nil {
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(fd), progressbar.OptionSetDescription(what),
+				progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		}
+		bar.Set(done)
+	}
+}

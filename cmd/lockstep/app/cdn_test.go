@@ -1,0 +1,113 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/manifest"
+)
+
+// runCDN runs the lockstep CLI and returns its stdout, stderr and exit code.
+func runCDN(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errw bytes.Buffer
+	a := New()
+	a.Writer, a.ErrWriter = &out, &errw
+	err := a.RunContext(context.Background(), append([]string{"lockstep"}, args...))
+	code := Exit(err, &errw)
+	return out.String(), errw.String(), code
+}
+
+// cdnManifest writes a manifest whose assets are served (or not) by srv.
+func cdnManifest(t *testing.T, cdn, origin string, files map[string]string) string {
+	t.Helper()
+	m := &manifest.Manifest{
+		APIVersion: manifest.APIVersion,
+		Kind:       manifest.Kind,
+		Release:    manifest.Release{Name: "store-web", Generation: 1, CreatedAt: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
+		Assets:     manifest.Assets{CDN: []string{cdn}, Origin: origin},
+	}
+	for _, p := range []string{"app.js", "gone.js", "style.css"} {
+		b, ok := files[p]
+		if !ok {
+			continue
+		}
+		m.Assets.Files = append(m.Assets.Files, manifest.File{Path: p, Size: int64(len(b)), SHA256: manifest.SHA256([]byte(b)).Hex})
+	}
+	m.Assets.Fingerprint = manifest.Fingerprint(m.Assets.Files)
+	b, err := m.Indent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "manifest.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestCDNCheck(t *testing.T) {
+	served := map[string]string{"app.js": "console.log(1)\n", "style.css": "body{}\n"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, ok := served[strings.TrimPrefix(r.URL.Path, "/")]
+		if !ok {
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		http.ServeContent(w, r, "", time.Time{}, strings.NewReader(b))
+	}))
+	defer srv.Close()
+	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
+	defer dead.Close()
+
+	good := cdnManifest(t, srv.URL, "", served)
+	withMissing := cdnManifest(t, srv.URL, "", map[string]string{"app.js": served["app.js"], "gone.js": "x"})
+	selfOrigin := cdnManifest(t, srv.URL, srv.URL, served)
+	down := cdnManifest(t, dead.URL, "", served)
+
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"all present", []string{"cdn", "check", "--manifest", good}, 0, "ok: checked 2 (2 files × 1 base): 2 ok", ""},
+		{"json", []string{"cdn", "check", "--manifest", good, "--format", "json"}, 0, `"ok": 2`, ""},
+		{"markdown", []string{"cdn", "check", "--manifest", withMissing, "--format", "markdown"}, 1, "| `missing` | `gone.js` |", "asset gone.js"},
+		{"sarif", []string{"cdn", "check", "--manifest", withMissing, "--format", "sarif"}, 1, `"ruleId": "cdn/missing"`, ""},
+		{"missing", []string{"cdn", "check", "--manifest", withMissing}, 1, "missing  gone.js", "403 Forbidden"},
+		{"full", []string{"cdn", "check", "--manifest", good, "--full", "--sample", "1", "--seed", "7"}, 0, "checked 1 (1 files", ""},
+		{"origin is the CDN", []string{"cdn", "check", "--manifest", selfOrigin}, 2, "", "is the CDN"},
+		{"origin flag", []string{"cdn", "check", "--manifest", good, "--origin", srv.URL + "/"}, 2, "", "is the CDN"},
+		{"origin elsewhere", []string{"cdn", "check", "--manifest", good, "--origin", dead.URL}, 0, "2 ok", ""},
+		{"CDN down", []string{"cdn", "check", "--manifest", down, "--timeout", "1s"}, 3, "NOT VERIFIED", "CDN unavailable"},
+		{"no manifest", []string{"cdn", "check"}, 2, "", "a manifest is required"},
+		{"manifest unreadable", []string{"cdn", "check", "--manifest", filepath.Join(t.TempDir(), "none.json")}, 3, "", "none.json"},
+		{"bad format", []string{"cdn", "check", "--manifest", good, "--format", "xml"}, 2, "", "--format"},
+		{"bad sample", []string{"cdn", "check", "--manifest", good, "--sample", "-1"}, 2, "", "--sample"},
+		{"bad concurrency", []string{"cdn", "check", "--manifest", good, "--concurrency", "0"}, 2, "", "--concurrency"},
+		{"argument", []string{"cdn", "check", "--manifest", good, "extra"}, 2, "", "no arguments"},
+	} {
+		out, errw, code := runCDN(t, tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.stdout) || !strings.Contains(errw, tc.stderr) {
+			t.Errorf("%s: exit %d, want %d\nstdout (want %q):\n%s\nstderr (want %q):\n%s", tc.name, code, tc.code, tc.stdout, out, tc.stderr, errw)
+		}
+	}
+	out, _, _ := runCDN(t, "cdn", "check", "--manifest", withMissing, "--format", "json")
+	var rep struct {
+		Results []struct{ Path, Status string }
+		Summary struct{ Checked, Missing int }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Summary.Checked != 2 || rep.Summary.Missing != 1 {
+		t.Errorf("json: %v, %+v", err, rep)
+	}
+}

@@ -1,0 +1,318 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/user"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/lockstep-dev/lockstep/internal/atomicfile"
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/store"
+)
+
+func storeByFlag() *cli.StringFlag {
+	return &cli.StringFlag{Name: "by", Usage: "who moves the channel, recorded in the pointer (default: the GitHub Actions run, or user@host)", EnvVars: []string{"LOCKSTEP_PUBLISHER"}}
+}
+
+// storeBy is --by or a default naming the CI run or the user.
+func storeBy(c *cli.Context) string {
+	if by := c.String("by"); by != "" {
+		return by
+	}
+	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		return "github-actions:" + os.Getenv("GITHUB_REPOSITORY") + "#" + os.Getenv("GITHUB_RUN_ID")
+	}
+	name := "unknown"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return name + "@" + host
+}
+
+func publishCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "publish",
+		Usage:     "store a manifest (with MANIFEST.sig and MANIFEST.bundle beside it) and move a channel to it",
+		ArgsUsage: "MANIFEST",
+		Flags:     []cli.Flag{storeURLFlag(), storeChannelFlag(), storeByFlag(), formatFlag("text", "json")},
+		Action: func(c *cli.Context) error {
+			f, err := format(c, "text", "json")
+			if err != nil {
+				return err
+			}
+			if err := storeRequire(c, "store"); err != nil {
+				return err
+			}
+			if c.NArg() != 1 {
+				return usage(fmt.Errorf("publish takes one MANIFEST file"))
+			}
+			s, err := storeReadManifest(c.Context, c.Args().First())
+			if err != nil {
+				return err
+			}
+			st, err := openStore(c.Context, c.String("store"), logger(c))
+			if err != nil {
+				return err
+			}
+			p, err := store.Publish(c.Context, st, s, c.String("channel"), storeBy(c))
+			if err != nil {
+				return err
+			}
+			if f == "json" {
+				return storeJSON(c.App.Writer, p)
+			}
+			_, err = fmt.Fprintf(c.App.Writer, "%s %s generation %d %s\n", p.Release, p.Channel, p.Generation, p.Digest)
+			return err
+		},
+	}
+}
+
+// storeReadManifest reads a manifest file with its signature (FILE.sig)
+// and Sigstore bundle (FILE.bundle), where they are.
+func storeReadManifest(ctx context.Context, path string) (*manifest.Signed, error) {
+	s, err := manifest.FileSource{Path: path}.Fetch(ctx)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, usage(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path + ".bundle")
+	switch {
+	case err == nil:
+		s.Bundle = b
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("reading bundle: %w", err)
+	}
+	return s, nil
+}
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "show a channel: its manifest digest, generation and history",
+		Flags: []cli.Flag{storeURLFlag(), storeReleaseFlag(), storeChannelFlag(), formatFlag("text", "json")},
+		Action: func(c *cli.Context) error {
+			f, err := format(c, "text", "json")
+			if err != nil {
+				return err
+			}
+			if err := storeRequire(c, "store", "release"); err != nil {
+				return err
+			}
+			st, err := openStore(c.Context, c.String("store"), logger(c))
+			if err != nil {
+				return err
+			}
+			r, err := store.Status(c.Context, st, c.String("release"), c.String("channel"))
+			if err != nil {
+				return err
+			}
+			if f == "json" {
+				return storeJSON(c.App.Writer, r)
+			}
+			return storeStatusText(c.App.Writer, r)
+		},
+	}
+}
+
+func storeStatusText(w io.Writer, r *store.StatusReport) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "release\t%s\n", r.Release)
+	fmt.Fprintf(tw, "channel\t%s\n", r.Channel)
+	fmt.Fprintf(tw, "generation\t%d\n", r.Generation)
+	fmt.Fprintf(tw, "digest\t%s\n", r.Digest)
+	fmt.Fprintf(tw, "moved\t%s by %s\n", r.MovedAt.Format(time.RFC3339), storeOr(r.MovedBy, "unknown"))
+	fmt.Fprintf(tw, "created\t%s\n", r.CreatedAt.Format(time.RFC3339))
+	if r.ExpiresAt != nil {
+		fmt.Fprintf(tw, "expires\t%s\n", r.ExpiresAt.Format(time.RFC3339))
+	}
+	signed := "no"
+	if r.Signed {
+		signed = "yes"
+	}
+	fmt.Fprintf(tw, "signed\t%s\n", signed)
+	if r.Source != nil && r.Source.Commit != "" {
+		fmt.Fprintf(tw, "commit\t%s %s\n", r.Source.Repository, r.Source.Commit)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.History) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "history:")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, h := range r.History {
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", h.Generation, h.Digest, h.MovedAt.Format(time.RFC3339), storeOr(h.MovedBy, "unknown"))
+	}
+	return tw.Flush()
+}
+
+func rollbackCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "rollback",
+		Usage: "publish an earlier release again, as a new, higher generation",
+		Description: "The new manifest has the content of --to, a generation above every channel's, and a new createdAt.\n" +
+			"It is unsigned: sign it before consumers that require signatures accept it\n" +
+			"(rollback --no-publish --output FILE, lockstep sign FILE, lockstep publish FILE).",
+		Flags: []cli.Flag{
+			storeURLFlag(), storeReleaseFlag(), storeChannelFlag(), storeByFlag(),
+			&cli.StringFlag{Name: "to", Usage: "the release to go back to: a manifest digest (sha256:…) or a generation"},
+			&cli.StringFlag{Name: "output", Usage: "also write the new manifest to this file"},
+			&cli.BoolFlag{Name: "no-publish", Usage: "only write --output: store nothing, move nothing (to sign it first)"},
+			formatFlag("text", "json"),
+		},
+		Action: func(c *cli.Context) error {
+			f, err := format(c, "text", "json")
+			if err != nil {
+				return err
+			}
+			if err := storeRequire(c, "store", "release", "to"); err != nil {
+				return err
+			}
+			if c.Bool("no-publish") && c.String("output") == "" {
+				return usage(fmt.Errorf("--no-publish needs --output FILE"))
+			}
+			st, err := openStore(c.Context, c.String("store"), logger(c))
+			if err != nil {
+				return err
+			}
+			r, err := store.Rollback(c.Context, st, store.RollbackOptions{
+				Release: c.String("release"), Channel: c.String("channel"), To: c.String("to"),
+				By: storeBy(c), Now: time.Now(), NoPublish: c.Bool("no-publish"),
+			})
+			if err != nil {
+				return err
+			}
+			if out := c.String("output"); out != "" {
+				if err := atomicfile.Write(out, r.Manifest.Raw, 0o644); err != nil {
+					return err
+				}
+			}
+			logger(c).Warn("the rollback manifest is unsigned: sign it before consumers that require signatures accept it", "digest", r.Manifest.Digest)
+			if f == "json" {
+				return storeJSON(c.App.Writer, storeRollbackJSON{
+					Release: r.Manifest.Manifest.Release.Name, Channel: c.String("channel"),
+					FromDigest: r.From.Digest, FromGeneration: r.From.Manifest.Release.Generation,
+					Digest: r.Manifest.Digest, Generation: r.Manifest.Manifest.Release.Generation,
+					Published: r.Pointer != nil, Pointer: r.Pointer, Signed: false,
+				})
+			}
+			verb := "published"
+			if r.Pointer == nil {
+				verb = "wrote (not published)"
+			}
+			_, err = fmt.Fprintf(c.App.Writer, "%s %s generation %d %s: the content of generation %d %s (unsigned)\n", verb,
+				c.String("channel"), r.Manifest.Manifest.Release.Generation, r.Manifest.Digest, r.From.Manifest.Release.Generation, r.From.Digest)
+			return err
+		},
+	}
+}
+
+// storeRollbackJSON is rollback's --format json shape.
+type storeRollbackJSON struct {
+	Release        string            `json:"release"`
+	Channel        string            `json:"channel"`
+	FromDigest     manifest.Digest   `json:"fromDigest"`
+	FromGeneration int64             `json:"fromGeneration"`
+	Digest         manifest.Digest   `json:"digest"`
+	Generation     int64             `json:"generation"`
+	Published      bool              `json:"published"`
+	Signed         bool              `json:"signed"`
+	Pointer        *manifest.Pointer `json:"pointer,omitempty"`
+}
+
+func gcCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "gc",
+		Usage: "delete old manifests of a release (a dry run unless --yes); never a live, recent or running one",
+		Flags: []cli.Flag{
+			storeURLFlag(), storeReleaseFlag(),
+			&cli.IntFlag{Name: "keep", Usage: "keep the newest N manifests by generation, whatever else holds (required)"},
+			&cli.StringSliceFlag{Name: "in-use", Usage: "a fleet report (JSON): never delete a \"manifestDigest\" it names (or a JSON list of digests); repeatable"},
+			&cli.BoolFlag{Name: "yes", Usage: "delete; without it, only report what would be deleted"},
+			formatFlag("text", "json"),
+		},
+		Action: func(c *cli.Context) error {
+			f, err := format(c, "text", "json")
+			if err != nil {
+				return err
+			}
+			if err := storeRequire(c, "store", "release", "keep"); err != nil {
+				return err
+			}
+			var inUse []manifest.Digest
+			for _, p := range c.StringSlice("in-use") {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return usage(err)
+				}
+				ds, err := store.ParseInUse(b)
+				if err != nil {
+					return fmt.Errorf("%s: %w", p, err)
+				}
+				inUse = append(inUse, ds...)
+			}
+			st, err := openStore(c.Context, c.String("store"), logger(c))
+			if err != nil {
+				return err
+			}
+			r, err := store.GC(c.Context, st, c.String("release"), store.GCOptions{
+				Keep: c.Int("keep"), InUse: inUse, Delete: c.Bool("yes"), Logger: logger(c),
+			})
+			if r != nil {
+				if f == "json" {
+					if jerr := storeJSON(c.App.Writer, r); jerr != nil && err == nil {
+						err = jerr
+					}
+				} else if terr := storeGCText(c.App.Writer, r); terr != nil && err == nil {
+					err = terr
+				}
+			}
+			return err
+		},
+	}
+}
+
+func storeGCText(w io.Writer, r *store.GCReport) error {
+	verb := "deleted"
+	if r.DryRun {
+		verb = "would delete"
+	}
+	for _, e := range r.Deleted {
+		fmt.Fprintf(w, "%s %s generation %d\n", verb, e.Digest, e.Generation)
+	}
+	for _, e := range r.Kept {
+		fmt.Fprintf(w, "kept %s generation %d: %s\n", e.Digest, e.Generation, e.Reason)
+	}
+	if r.DryRun && len(r.Deleted) > 0 {
+		_, err := fmt.Fprintln(w, "dry run: pass --yes to delete")
+		return err
+	}
+	return nil
+}
+
+func storeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func storeOr(s, alt string) string {
+	if strings.TrimSpace(s) == "" {
+		return alt
+	}
+	return s
+}

@@ -1,0 +1,139 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// webhookTestCert writes a self-signed certificate for 127.0.0.1 and its
+// key to dir and returns their paths and a pool trusting it.
+func webhookTestCert(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, _ := x509.MarshalPKCS8PrivateKey(key)
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600)
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+// runWebhookCLI runs lockstep with args and returns its exit code and
+// stderr.
+func runWebhookCLI(ctx context.Context, args ...string) (int, string) {
+	var stdout, stderr bytes.Buffer
+	a := New()
+	a.Writer, a.ErrWriter = &stdout, &stderr
+	err := a.RunContext(ctx, append([]string{"lockstep"}, args...))
+	return Exit(err, &stderr), stderr.String()
+}
+
+func TestWebhookUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	cert, key, _ := webhookTestCert(t, dir)
+	man := filepath.Join("..", "..", "..", "admission", "webhook", "testdata", "manifest.json")
+	base := []string{"webhook", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no certificate", []string{"webhook", "--manifest", man, "--insecure-allow-unsigned"}, ExitInvalid, "tls-cert"},
+		{"bad mode", append(base, "--manifest", man, "--insecure-allow-unsigned", "--mode", "audit"), ExitInvalid, `--mode "audit": want enforce or warn`},
+		{"bad unmanaged", append(base, "--manifest", man, "--insecure-allow-unsigned", "--unmanaged", "ignore"), ExitInvalid, `--unmanaged "ignore"`},
+		{"short refresh", append(base, "--manifest", man, "--insecure-allow-unsigned", "--refresh", "10ms"), ExitInvalid, "--refresh 10ms"},
+		{"no manifest", append(base, "--insecure-allow-unsigned"), ExitInvalid, "a manifest is required"},
+		{"certificate missing", []string{"webhook", "--listen", "127.0.0.1:0", "--tls-cert", filepath.Join(dir, "nope.crt"), "--tls-key", key, "--manifest", man, "--insecure-allow-unsigned"}, ExitUnverified, "no such file"},
+	}
+	for _, tt := range tests {
+		code, stderr := runWebhookCLI(context.Background(), tt.args...)
+		if code != tt.code || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", tt.name, code, stderr, tt.code, tt.want)
+		}
+	}
+}
+
+// TestWebhookServes runs `lockstep webhook` until it is ready over TLS,
+// then stops it as SIGTERM would: exit 0.
+func TestWebhookServes(t *testing.T) {
+	dir := t.TempDir()
+	cert, key, pool := webhookTestCert(t, dir)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	man := filepath.Join("..", "..", "..", "admission", "webhook", "testdata", "manifest.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	type result struct {
+		code   int
+		stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, stderr := runWebhookCLI(ctx, "webhook", "--listen", addr, "--tls-cert", cert, "--tls-key", key,
+			"--manifest", man, "--insecure-allow-unsigned", "--refresh", "1s")
+		done <- result{code, stderr}
+	}()
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := client.Get("https://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("lockstep webhook exited %d before it was ready: %s", r.code, r.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("lockstep webhook not ready: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	r := <-done
+	if r.code != ExitOK {
+		t.Errorf("exit %d after the context was cancelled, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "insecure-allow-unsigned") || !strings.Contains(r.stderr, "manifest loaded") {
+		t.Errorf("stderr does not say the manifest is unsigned and loaded:\n%s", r.stderr)
+	}
+}

@@ -1,0 +1,204 @@
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The retry loop is written here rather than taken from go-retryablehttp:
+// the budget must veto a retry after the decision and before the wait, the
+// last response (a 503, a 429 asking for an hour) must reach the caller
+// intact rather than as a "giving up" error, and a per-host slot must be
+// released during the backoff. retryablehttp's CheckRetry/ErrorHandler
+// hooks can express each of these only by working around its loop; the
+// loop itself is twenty lines.
+
+type retrying struct{ c *Client }
+
+// RoundTrip sends req, retrying under the policy. A request with a body is
+// retried only when GetBody is set.
+func (r retrying) RoundTrip(req *http.Request) (*http.Response, error) {
+	c := r.c
+	ctx := req.Context()
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 && req.Body != nil && req.Body != http.NoBody {
+			if req.GetBody == nil {
+				return nil, fmt.Errorf("%s %s: retrying a request whose body cannot be rewound", req.Method, req.URL)
+			}
+			b, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			req = req.Clone(ctx)
+			req.Body = b
+		}
+		actx, cancel := context.WithTimeout(ctx, c.policy.Timeout)
+		resp, err := roundTripper{c}.RoundTrip(req.WithContext(actx))
+		retry, wait := c.decide(ctx, attempt, resp, err)
+		if !retry || attempt+1 >= c.policy.MaxAttempts || !c.budget.allow() {
+			if retry && attempt+1 < c.policy.MaxAttempts {
+				c.denied.Add(1)
+			}
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			resp.Body.(*body).cancel = cancel
+			return resp, nil
+		}
+		c.retries.Add(1)
+		if resp != nil {
+			resp.Body.Close()
+			c.logger.Debug("retrying", "method", req.Method, "url", req.URL.String(), "status", resp.StatusCode, "wait", wait)
+		} else {
+			c.logger.Debug("retrying", "method", req.Method, "url", req.URL.String(), "err", err, "wait", wait)
+		}
+		cancel()
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// decide says whether the outcome of attempt n is worth a retry and how
+// long to wait first. A retryable failure is charged to the budget, an
+// outcome that needs no retry earns it.
+func (c *Client) decide(ctx context.Context, n int, resp *http.Response, err error) (bool, time.Duration) {
+	if ctx.Err() != nil {
+		return false, 0
+	}
+	if err != nil {
+		if !RetryableError(err) {
+			return false, 0
+		}
+		c.budget.fail()
+		return true, c.policy.Delay(n)
+	}
+	if !RetryableStatus(resp.StatusCode) {
+		c.budget.earn()
+		return false, 0
+	}
+	c.budget.fail()
+	ra, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	if !ok {
+		return true, c.policy.Delay(n)
+	}
+	if ra > c.policy.MaxRetryAfter {
+		return false, 0
+	}
+	// Never earlier than asked; the jitter on top keeps a thousand clients
+	// told the same Retry-After from coming back in the same instant.
+	return true, ra + c.policy.Delay(n)
+}
+
+// budget is the retry budget, the retry throttle of gRPC (proposal A6)
+// and Finagle: a token bucket of capacity RetryFloor, full at the start;
+// every retryable failure costs a token, every good outcome earns
+// RetryRatio; a retry is allowed only while the bucket is more than half
+// full. Retries therefore never exceed RetryFloor/2 + RetryRatio × good
+// outcomes (so at most 10% of requests plus a floor), and a client facing a
+// server that keeps failing stops retrying after about RetryFloor/2
+// failures, until good answers fill the bucket again.
+type budget struct {
+	mu       sync.Mutex
+	tokens   float64
+	capacity float64
+	ratio    float64
+}
+
+func (b *budget) fail() {
+	b.mu.Lock()
+	b.tokens = math.Max(0, b.tokens-1)
+	b.mu.Unlock()
+}
+
+func (b *budget) allow() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.tokens > b.capacity/2
+}
+
+func (b *budget) earn() {
+	b.mu.Lock()
+	b.tokens = math.Min(b.capacity, b.tokens+b.ratio)
+	b.mu.Unlock()
+}
+
+// ParseRetryAfter parses a Retry-After value (RFC 9110 10.2.3): delay
+// seconds or an HTTP date, relative to now. A date in the past is 0; a
+// number too large for a Duration is the largest Duration. ok is false for
+// an empty or malformed value (a negative number, a fraction, garbage).
+func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if strings.Trim(v, "0123456789") == "" {
+		s, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || s > int64(math.MaxInt64/time.Second) {
+			return time.Duration(math.MaxInt64), true
+		}
+		return time.Duration(s) * time.Second, true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return max(t.Sub(now), 0), true
+}
+
+// RetryableError reports whether a failed attempt can succeed when tried
+// again: a timeout, a reset, refused or aborted connection, a connection
+// closed before the response, a temporary DNS failure. Never a TLS
+// verification failure, a *LoopError or a cancelled context. (A deadline
+// is retryable here; the client stops anyway when the caller's own
+// context has ended.)
+func RetryableError(err error) bool {
+	var le *LoopError
+	var ne net.Error
+	var dns *net.DNSError
+	switch {
+	case err == nil, errors.As(err, &le), IsTLSError(err), errors.Is(err, context.Canceled):
+		return false
+	case errors.As(err, &dns):
+		return dns.IsTimeout || dns.IsTemporary
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return true
+	}
+	for _, e := range []error{syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED, syscall.EPIPE, io.EOF, io.ErrUnexpectedEOF} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsTLSError reports whether err is a TLS failure: a certificate that did
+// not verify (expired, not yet valid, unknown authority, wrong name), an
+// alert from the peer, or a peer that does not speak TLS.
+func IsTLSError(err error) bool {
+	var cve *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var ci x509.CertificateInvalidError
+	var he x509.HostnameError
+	var rh tls.RecordHeaderError
+	var ae tls.AlertError
+	return errors.As(err, &cve) || errors.As(err, &ua) || errors.As(err, &ci) ||
+		errors.As(err, &he) || errors.As(err, &rh) || errors.As(err, &ae)
+}

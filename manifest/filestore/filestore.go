@@ -1,0 +1,454 @@
+package filestore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/internal/atomicfile"
+	"github.com/lockstep-dev/lockstep/manifest"
+)
+
+// Store is a manifest.Store in a directory. It is safe for concurrent use,
+// by goroutines and by processes.
+type Store struct {
+	dir string
+	log *slog.Logger
+	now func() time.Time
+}
+
+var _ manifest.Store = (*Store)(nil)
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithLogger sets the logger (default: none).
+func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+
+// WithClock sets the clock that stamps pointer moves (default time.Now).
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// New returns the store in dir, creating dir if needed.
+func New(dir string, opts ...Option) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("filestore: no directory")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating store directory: %w", err)
+	}
+	s := &Store{dir: dir, log: slog.New(slog.DiscardHandler), now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
+}
+
+// ParseURL returns the directory of a store URL: "file://DIR" (DIR
+// absolute as in file:///var/lib/x, or relative as in file://store) or a
+// plain path. The path is taken as written, without URL decoding.
+func ParseURL(raw string) (string, error) {
+	dir := strings.TrimPrefix(raw, "file://")
+	if dir == "" {
+		return "", fmt.Errorf("store URL %q names no directory", raw)
+	}
+	if strings.Contains(dir, "://") {
+		return "", fmt.Errorf("store URL %q is not a file:// URL or a directory", raw)
+	}
+	return filepath.Clean(dir), nil
+}
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) String() string { return "file://" + s.dir }
+
+func (s *Store) releaseDir(release string) (string, error) {
+	if err := manifest.ValidateName(release); err != nil {
+		return "", fmt.Errorf("release name: %w", err)
+	}
+	return filepath.Join(s.dir, release), nil
+}
+
+func (s *Store) manifestPath(release string, d manifest.Digest) (string, error) {
+	rd, err := s.releaseDir(release)
+	if err != nil {
+		return "", err
+	}
+	if _, err := manifest.ParseDigest(d.String()); err != nil {
+		return "", err
+	}
+	return filepath.Join(rd, "manifests", d.String()+".json"), nil
+}
+
+func (s *Store) channelPath(release, channel string) (string, error) {
+	rd, err := s.releaseDir(release)
+	if err != nil {
+		return "", err
+	}
+	if err := manifest.ValidateName(channel); err != nil {
+		return "", fmt.Errorf("channel name: %w", err)
+	}
+	return filepath.Join(rd, "channels", channel+".json"), nil
+}
+
+// Put stores s under its digest. See manifest.Store.
+func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if m == nil || m.Manifest == nil {
+		return errors.New("putting a manifest: no manifest")
+	}
+	release := m.Manifest.Release.Name
+	path, err := s.manifestPath(release, m.Digest)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("putting %s: %w", m.Digest, err)
+	}
+	existing, err := s.Get(ctx, release, m.Digest)
+	if errors.Is(err, manifest.ErrNotFound) {
+		err = createOnce(path, m.Raw)
+		if err == nil {
+			// Ours: then its sidecars (replacing any an interrupted Delete
+			// left). The channel moves only after Put returns, so a consumer
+			// following it never sees the manifest without them.
+			s.log.Debug("stored manifest", "release", release, "digest", m.Digest)
+			return s.writeSidecars(path, m, true)
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("putting %s: %w", m.Digest, err)
+		}
+		// A concurrent Put won: check what it stored.
+		existing, err = s.Get(ctx, release, m.Digest)
+	}
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(existing.Raw, m.Raw) {
+		// The same manifest formatted differently: the stored bytes (and
+		// the signature over them) stay.
+		if len(m.Signature) > 0 || len(m.Bundle) > 0 {
+			s.log.Warn("manifest already stored with other bytes; keeping them and their signature, not this one", "release", release, "digest", m.Digest)
+		}
+		return nil
+	}
+	return s.writeSidecars(path, m, false)
+}
+
+// writeSidecars writes the signature and bundle of m. With fresh (m was
+// just stored), a sidecar there is replaced; otherwise one there is kept.
+func (s *Store) writeSidecars(path string, m *manifest.Signed, fresh bool) error {
+	base := strings.TrimSuffix(path, ".json")
+	for _, sc := range []struct {
+		ext  string
+		data []byte
+	}{{".sig", m.Signature}, {".bundle", m.Bundle}} {
+		if len(sc.data) == 0 {
+			continue
+		}
+		p := base + sc.ext
+		if !fresh {
+			if _, err := os.Stat(p); err == nil {
+				continue
+			}
+		}
+		if err := atomicfile.Write(p, sc.data, 0o644); err != nil {
+			return fmt.Errorf("putting %s: %w", m.Digest, err)
+		}
+	}
+	return nil
+}
+
+// createOnce writes data to path unless path exists, atomically: a
+// complete, fsynced temporary file is hard-linked to path, which fails if
+// path is there (first writer wins), then the directory is fsynced.
+func createOnce(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Link(tmp, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Get reads a manifest. See manifest.Store.
+func (s *Store) Get(ctx context.Context, release string, d manifest.Digest) (*manifest.Signed, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	path, err := s.manifestPath(release, d)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := readCapped(path, manifest.MaxSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("manifest %s of release %s: %w", d, release, manifest.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading manifest %s: %w", d, err)
+	}
+	loc := filepath.ToSlash(filepath.Join(release, "manifests", d.String()+".json"))
+	signed, err := manifest.CheckStored(raw, loc, release, d)
+	if err != nil {
+		return nil, err
+	}
+	signed.Location = s.String() + "/" + loc
+	base := strings.TrimSuffix(path, ".json")
+	if signed.Signature, err = readOptional(base + ".sig"); err != nil {
+		return nil, err
+	}
+	if signed.Bundle, err = readOptional(base + ".bundle"); err != nil {
+		return nil, err
+	}
+	return signed, nil
+}
+
+// Channel reads a channel's pointer. See manifest.Store.
+func (s *Store) Channel(ctx context.Context, release, channel string) (*manifest.Pointer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	path, err := s.channelPath(release, channel)
+	if err != nil {
+		return nil, err
+	}
+	return readPointer(path, release, channel)
+}
+
+func readPointer(path, release, channel string) (*manifest.Pointer, error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("channel %s of release %s: %w", channel, release, manifest.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading channel %s: %w", channel, err)
+	}
+	return manifest.ParsePointer(raw, release+"/channels/"+channel+".json", release, channel)
+}
+
+// Move points a channel at a stored manifest, under the release's lock.
+// See manifest.Store.
+func (s *Store) Move(ctx context.Context, channel string, m *manifest.Signed, by string) (*manifest.Pointer, error) {
+	if m == nil || m.Manifest == nil {
+		return nil, errors.New("moving a channel: no manifest")
+	}
+	release := m.Manifest.Release.Name
+	path, err := s.channelPath(release, channel)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := s.lock(ctx, release)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	cur, err := readPointer(path, release, channel)
+	if errors.Is(err, manifest.ErrNotFound) {
+		cur, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	next, err := manifest.NextPointer(cur, channel, m, by, s.now())
+	if err != nil {
+		return nil, err
+	}
+	// Under the lock, Delete cannot take the manifest between this check
+	// and the write.
+	if _, err := s.Get(ctx, release, m.Digest); err != nil {
+		return nil, fmt.Errorf("moving channel %s: %w", channel, err)
+	}
+	data, err := next.Encode()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("moving channel %s: %w", channel, err)
+	}
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
+		return nil, fmt.Errorf("moving channel %s: %w", channel, err)
+	}
+	s.log.Debug("moved channel", "release", release, "channel", channel, "generation", next.Generation, "digest", next.Digest)
+	return next, nil
+}
+
+// List returns a release's stored manifests, sorted. See manifest.Store.
+func (s *Store) List(ctx context.Context, release string) ([]manifest.Digest, error) {
+	names, err := s.names(ctx, release, "manifests")
+	if err != nil {
+		return nil, err
+	}
+	var out []manifest.Digest
+	for _, n := range names {
+		d, err := manifest.ParseDigest(n)
+		if err != nil {
+			continue // not ours
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Channels returns a release's channel names, sorted. See manifest.Store.
+func (s *Store) Channels(ctx context.Context, release string) ([]string, error) {
+	names, err := s.names(ctx, release, "channels")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range names {
+		if manifest.ValidateName(n) == nil {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// names lists the "*.json" files of a release's subdirectory, without the
+// extension.
+func (s *Store) names(ctx context.Context, release, sub string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rd, err := s.releaseDir(release)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(filepath.Join(rd, sub))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing %s of release %s: %w", sub, release, err)
+	}
+	var out []string
+	for _, e := range entries {
+		n, ok := strings.CutSuffix(e.Name(), ".json")
+		if ok && e.Type().IsRegular() && !strings.HasPrefix(n, ".") {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Delete removes a manifest and its signature and bundle, under the
+// release's lock. Deleting a manifest that is not there is not an error.
+func (s *Store) Delete(ctx context.Context, release string, d manifest.Digest) error {
+	path, err := s.manifestPath(release, d)
+	if err != nil {
+		return err
+	}
+	unlock, err := s.lock(ctx, release)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("deleting %s: %w", d, err)
+	}
+	base := strings.TrimSuffix(path, ".json")
+	for _, ext := range []string{".sig", ".bundle"} {
+		if err := os.Remove(base + ext); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("deleting %s%s: %w", d, ext, err)
+		}
+	}
+	s.log.Debug("deleted manifest", "release", release, "digest", d)
+	return nil
+}
+
+// lock takes the release's exclusive lock (flock on DIR/RELEASE/.lock),
+// polling so that ctx can cancel the wait.
+func (s *Store) lock(ctx context.Context, release string) (func(), error) {
+	rd, err := s.releaseDir(release)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(rd, 0o755); err != nil {
+		return nil, fmt.Errorf("locking release %s: %w", release, err)
+	}
+	f, err := os.OpenFile(filepath.Join(rd, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("locking release %s: %w", release, err)
+	}
+	wait := 100 * time.Microsecond
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+				f.Close()
+			}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("locking release %s: %w", release, err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			return nil, fmt.Errorf("locking release %s: %w", release, ctx.Err())
+		case <-t.C:
+		}
+		wait = min(wait*2, 20*time.Millisecond)
+	}
+}
+
+func readCapped(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(raw)) > limit {
+		return nil, fmt.Errorf("%s is over %d bytes", path, limit)
+	}
+	return raw, nil
+}
+
+func readOptional(path string) ([]byte, error) {
+	b, err := readCapped(path, 1<<20)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", filepath.Base(path), err)
+	}
+	return b, nil
+}

@@ -1,0 +1,252 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+
+	"github.com/lockstep-dev/lockstep/manifest"
+)
+
+// GCOptions says what GC may take.
+type GCOptions struct {
+	// Keep is how many of the newest manifests, by generation, to keep in
+	// any case (0: only the other rules keep anything).
+	Keep int
+	// InUse lists digests that a fleet report says are running: never
+	// deleted.
+	InUse []manifest.Digest
+	// Delete deletes; without it GC is a dry run that reports what it
+	// would delete.
+	Delete bool
+	// Logger logs each delete at Info (default: none).
+	Logger *slog.Logger
+}
+
+// GCReport is what GC found and did. Its JSON shape is documented in the
+// README.
+type GCReport struct {
+	Release string `json:"release"`
+	DryRun  bool   `json:"dryRun"`
+	// Deleted lists what was deleted, or in a dry run what would be.
+	Deleted []GCEntry `json:"deleted"`
+	Kept    []GCEntry `json:"kept"`
+}
+
+// GCEntry is one manifest and, when kept, why.
+type GCEntry struct {
+	Digest     manifest.Digest `json:"digest"`
+	Generation int64           `json:"generation"`
+	Reason     string          `json:"reason,omitempty"`
+}
+
+// The reasons a manifest is kept.
+const (
+	KeptLive    = "a channel names it"
+	KeptNewest  = "one of the newest"
+	KeptInUse   = "running in the fleet"
+	KeptRisable = "a channel could still move to it"
+	KeptNoRead  = "unreadable; left for an operator"
+	KeptRaced   = "a channel moved while gc ran"
+)
+
+// GC deletes a release's old manifests. It never deletes one that a
+// channel names, one of the Keep newest by generation, one in InUse, nor
+// one whose generation is not below every channel's current generation
+// (so a release without channels loses nothing); an unreadable manifest
+// is kept and reported. Immediately before each delete it re-reads every
+// channel and decides again. A damaged pointer stops it: what is live
+// cannot be known.
+func GC(ctx context.Context, st manifest.Store, release string, o GCOptions) (*GCReport, error) {
+	log := logger(o.Logger)
+	if o.Keep < 0 {
+		return nil, &manifest.ValidationError{Field: "--keep", Reason: "must not be negative"}
+	}
+	ds, err := st.List(ctx, release)
+	if err != nil {
+		return nil, fmt.Errorf("listing manifests of %s: %w", release, err)
+	}
+	rep := &GCReport{Release: release, DryRun: !o.Delete, Deleted: []GCEntry{}, Kept: []GCEntry{}}
+	type stored struct {
+		d   manifest.Digest
+		gen int64
+		m   *manifest.Manifest
+	}
+	var all []stored
+	for _, d := range ds {
+		s, err := st.Get(ctx, release, d)
+		if errors.Is(err, manifest.ErrNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			log.Warn("gc: unreadable manifest kept", "digest", d, "err", err)
+			rep.Kept = append(rep.Kept, GCEntry{Digest: d, Reason: KeptNoRead})
+			continue
+		}
+		all = append(all, stored{d, s.Manifest.Release.Generation, s.Manifest})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].gen != all[j].gen {
+			return all[i].gen > all[j].gen
+		}
+		if !all[i].m.Release.CreatedAt.Equal(all[j].m.Release.CreatedAt) {
+			return all[i].m.Release.CreatedAt.After(all[j].m.Release.CreatedAt)
+		}
+		return all[i].d.String() < all[j].d.String()
+	})
+	inUse := map[manifest.Digest]bool{}
+	for _, d := range o.InUse {
+		inUse[d] = true
+	}
+	live, floor, err := liveSet(ctx, st, release)
+	if err != nil {
+		return nil, err
+	}
+	// Oldest first, so that an interrupted gc has taken the least useful.
+	for i := len(all) - 1; i >= 0; i-- {
+		e := all[i]
+		entry := GCEntry{Digest: e.d, Generation: e.gen}
+		reason := keepReason(i < o.Keep, inUse[e.d], live, floor, e.d, e.gen)
+		if reason == "" && o.Delete {
+			// Decide again on what the channels say now.
+			if live, floor, err = liveSet(ctx, st, release); err != nil {
+				return rep, err
+			}
+			if r := keepReason(false, false, live, floor, e.d, e.gen); r != "" {
+				reason = KeptRaced
+			}
+		}
+		if reason != "" {
+			entry.Reason = reason
+			rep.Kept = append(rep.Kept, entry)
+			continue
+		}
+		if o.Delete {
+			if err := st.Delete(ctx, release, e.d); err != nil {
+				return rep, fmt.Errorf("deleting %s: %w", e.d, err)
+			}
+			log.Info("gc: deleted manifest", "release", release, "digest", e.d, "generation", e.gen)
+		}
+		rep.Deleted = append(rep.Deleted, entry)
+	}
+	return rep, nil
+}
+
+func keepReason(newest, inUse bool, live map[manifest.Digest]bool, floor int64, d manifest.Digest, gen int64) string {
+	switch {
+	case live[d]:
+		return KeptLive
+	case newest:
+		return KeptNewest
+	case inUse:
+		return KeptInUse
+	case gen >= floor:
+		return KeptRisable
+	}
+	return ""
+}
+
+// liveSet reads every channel of release: the digests they name, and the
+// lowest generation among them (math.MinInt64 when there is no channel:
+// then every manifest could still be named by a new one).
+func liveSet(ctx context.Context, st manifest.Store, release string) (map[manifest.Digest]bool, int64, error) {
+	names, err := st.Channels(ctx, release)
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing channels of %s: %w", release, err)
+	}
+	live := map[manifest.Digest]bool{}
+	floor := int64(math.MaxInt64)
+	for _, n := range names {
+		p, err := st.Channel(ctx, release, n)
+		if errors.Is(err, manifest.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("reading channel %s: %w", n, err)
+		}
+		live[p.Digest] = true
+		floor = min(floor, p.Generation)
+	}
+	if len(live) == 0 {
+		floor = math.MinInt64
+	}
+	return live, floor, nil
+}
+
+// ParseInUse reads the digests a fleet report says are running: every
+// string value of a "manifestDigest" key anywhere in a JSON document, or,
+// for a document that is a JSON list of strings, each of them. Any other
+// shape, or a value that is not a digest, is a *manifest.ValidationError.
+func ParseInUse(data []byte) ([]manifest.Digest, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, &manifest.ValidationError{Field: "--in-use", Reason: "not JSON: " + err.Error(), Err: err}
+	}
+	var out []manifest.Digest
+	add := func(s string) error {
+		d, err := manifest.ParseDigest(s)
+		if err != nil {
+			return &manifest.ValidationError{Field: "--in-use", Reason: err.Error(), Err: err}
+		}
+		out = append(out, d)
+		return nil
+	}
+	if list, ok := v.([]any); ok && allStrings(list) {
+		for _, s := range list {
+			if err := add(s.(string)); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	var walk func(any) error
+	walk = func(v any) error {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, x := range t {
+				if s, ok := x.(string); ok && k == "manifestDigest" {
+					if s == "" {
+						continue
+					}
+					if err := add(s); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := walk(x); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for _, x := range t {
+				if err := walk(x); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(v); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, &manifest.ValidationError{Field: "--in-use", Reason: `no "manifestDigest" value and not a list of digests: is this a fleet report?`}
+	}
+	return out, nil
+}
+
+func allStrings(list []any) bool {
+	for _, x := range list {
+		if _, ok := x.(string); !ok {
+			return false
+		}
+	}
+	return len(list) > 0
+}

@@ -1,0 +1,178 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify"
+)
+
+// DefaultChannel is the channel commands use unless told.
+const DefaultChannel = "production"
+
+// Publish stores s and moves channel to it, recording by as the mover. It
+// returns the channel's new pointer, or a *manifest.GenerationError when
+// the channel already names an equal or higher generation (the manifest
+// stays stored; gc takes it in time).
+func Publish(ctx context.Context, st manifest.Store, s *manifest.Signed, channel, by string) (*manifest.Pointer, error) {
+	if s == nil || s.Manifest == nil {
+		return nil, errors.New("publishing: no manifest")
+	}
+	if err := manifest.Validate(s.Manifest); err != nil {
+		return nil, err
+	}
+	if err := st.Put(ctx, s); err != nil {
+		return nil, fmt.Errorf("storing %s: %w", s.Manifest.ID(), err)
+	}
+	p, err := st.Move(ctx, channel, s, by)
+	if err != nil {
+		return nil, fmt.Errorf("publishing %s: %w", s.Manifest.ID(), err)
+	}
+	return p, nil
+}
+
+// NextGeneration returns the generation a new manifest of release should
+// carry: one more than the highest generation any of the release's
+// channels names (channel first, so that a new channel of an existing
+// release still rises), or 1 for a release that has none. This is
+// `record --generation auto`. A damaged pointer is an error, never a guess.
+func NextGeneration(ctx context.Context, st manifest.Store, release, channel string) (int64, error) {
+	names, err := st.Channels(ctx, release)
+	if err != nil {
+		return 0, fmt.Errorf("listing channels of %s: %w", release, err)
+	}
+	if channel != "" {
+		names = append([]string{channel}, names...)
+	}
+	var high int64
+	for _, n := range names {
+		p, err := st.Channel(ctx, release, n)
+		if errors.Is(err, manifest.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("reading channel %s: %w", n, err)
+		}
+		high = max(high, p.Generation)
+	}
+	return high + 1, nil
+}
+
+// StatusReport is a channel's state: where it points, the manifest there,
+// and where it pointed before. Its JSON shape is documented in the README.
+type StatusReport struct {
+	Release    string                  `json:"release"`
+	Channel    string                  `json:"channel"`
+	Digest     manifest.Digest         `json:"digest"`
+	Generation int64                   `json:"generation"`
+	MovedAt    time.Time               `json:"movedAt"`
+	MovedBy    string                  `json:"movedBy,omitempty"`
+	CreatedAt  time.Time               `json:"createdAt"`
+	ExpiresAt  *time.Time              `json:"expiresAt,omitempty"`
+	Signed     bool                    `json:"signed"`
+	Source     *manifest.BuildSource   `json:"source,omitempty"`
+	History    []manifest.PointerEntry `json:"history"`
+}
+
+// Status reads a channel and the manifest it names. A channel that does
+// not exist is manifest.ErrNotFound; a pointer naming a manifest that is
+// not there a *manifest.CorruptError.
+func Status(ctx context.Context, st manifest.Store, release, channel string) (*StatusReport, error) {
+	p, s, err := read(ctx, st, release, channel)
+	if err != nil {
+		return nil, err
+	}
+	r := s.Manifest.Release
+	h := p.History
+	if h == nil {
+		h = []manifest.PointerEntry{}
+	}
+	return &StatusReport{
+		Release: p.Release, Channel: p.Channel, Digest: p.Digest, Generation: p.Generation,
+		MovedAt: p.MovedAt, MovedBy: p.MovedBy, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
+		Signed: len(s.Signature) > 0 || len(s.Bundle) > 0, Source: r.Source, History: h,
+	}, nil
+}
+
+// read returns a channel's pointer and the manifest it names, checked
+// against each other.
+func read(ctx context.Context, st manifest.Store, release, channel string) (*manifest.Pointer, *manifest.Signed, error) {
+	p, err := st.Channel(ctx, release, channel)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := st.Get(ctx, release, p.Digest)
+	if errors.Is(err, manifest.ErrNotFound) {
+		return nil, nil, &manifest.CorruptError{
+			Location: release + "/channels/" + channel + ".json",
+			Reason:   "it names manifest " + p.Digest.String() + ", which is not in the store",
+			Err:      err,
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.Manifest.Release.Generation != p.Generation {
+		return nil, nil, &manifest.CorruptError{
+			Location: release + "/channels/" + channel + ".json",
+			Reason:   fmt.Sprintf("it says generation %d, but manifest %s is generation %d", p.Generation, p.Digest, s.Manifest.Release.Generation),
+		}
+	}
+	return p, s, nil
+}
+
+// ChannelSource is the manifest a channel of a store names: the
+// manifest.Source of every consumer given --store URL --release NAME
+// [--channel NAME].
+type ChannelSource struct {
+	Store   manifest.Store
+	Release string
+	Channel string
+	// Name names the store in errors and locations, e.g. its URL.
+	Name string
+}
+
+var _ manifest.Source = ChannelSource{}
+
+// Fetch reads the channel's pointer and the manifest it names. A store
+// that cannot be reached is a *verify.UnavailableError; a channel that
+// does not exist wraps manifest.ErrNotFound; a damaged pointer or manifest
+// is a *manifest.CorruptError.
+func (c ChannelSource) Fetch(ctx context.Context) (*manifest.Signed, error) {
+	channel := c.Channel
+	if channel == "" {
+		channel = DefaultChannel
+	}
+	_, s, err := read(ctx, c.Store, c.Release, channel)
+	if err != nil {
+		var ce *manifest.CorruptError
+		var ve *manifest.ValidationError
+		if errors.Is(err, manifest.ErrNotFound) || errors.As(err, &ce) || errors.As(err, &ve) || ctx.Err() != nil {
+			return nil, fmt.Errorf("reading %s channel %s of %s: %w", c.Release, channel, c.name(), err)
+		}
+		return nil, verify.Unavailable("manifest store "+c.name(), err)
+	}
+	return s, nil
+}
+
+func (c ChannelSource) name() string {
+	if c.Name != "" {
+		return c.Name
+	}
+	if s, ok := c.Store.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return "the store"
+}
+
+// logger returns l, or a logger that discards.
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}

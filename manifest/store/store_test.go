@@ -1,0 +1,224 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/filestore"
+	"github.com/lockstep-dev/lockstep/manifest/store"
+	"github.com/lockstep-dev/lockstep/manifest/storetest"
+	"github.com/lockstep-dev/lockstep/verify"
+)
+
+func newStore(t *testing.T) *filestore.Store {
+	st, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func publish(t *testing.T, st manifest.Store, channel string, gens ...int64) []*manifest.Signed {
+	t.Helper()
+	var out []*manifest.Signed
+	for _, g := range gens {
+		m := storetest.Manifest(t, "web", g, "")
+		if _, err := store.Publish(context.Background(), st, m, channel, "test"); err != nil {
+			t.Fatalf("publishing %d: %v", g, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func digests(es []store.GCEntry) map[int64]string {
+	out := map[int64]string{}
+	for _, e := range es {
+		out[e.Generation] = e.Reason
+	}
+	return out
+}
+
+func TestGCRules(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	ms := publish(t, st, "production", 1, 2, 3, 4, 5, 6, 7, 8)
+	publish(t, st, "staging", 3)
+	// 9 stored, never moved (a refused or unfinished publish).
+	if err := st.Put(ctx, storetest.Manifest(t, "web", 9, "")); err != nil {
+		t.Fatal(err)
+	}
+	inUse := []manifest.Digest{ms[0].Digest} // generation 1 still runs somewhere
+	dry, err := store.GC(ctx, st, "web", store.GCOptions{Keep: 2, InUse: inUse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !dry.DryRun {
+		t.Error("GC without Delete is not a dry run")
+	}
+	if ds, _ := st.List(ctx, "web"); len(ds) != 9 {
+		t.Fatalf("a dry run deleted: %d manifests left, want 9", len(ds))
+	}
+	got := digests(dry.Deleted)
+	if len(got) != 1 || got[2] != "" {
+		t.Errorf("dry run would delete %v, want only generation 2 (below staging's 3, not newest, not in use)", dry.Deleted)
+	}
+	kept := digests(dry.Kept)
+	for g, want := range map[int64]string{1: store.KeptInUse, 3: store.KeptLive, 4: store.KeptRisable, 8: store.KeptLive, 9: store.KeptNewest} {
+		if kept[g] != want {
+			t.Errorf("generation %d kept for %q, want %q", g, kept[g], want)
+		}
+	}
+	rep, err := store.GC(ctx, st, "web", store.GCOptions{Keep: 2, InUse: inUse, Delete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Deleted) != 1 || rep.Deleted[0].Generation != 2 {
+		t.Errorf("deleted %v, want generation 2", rep.Deleted)
+	}
+	if _, err := st.Get(ctx, "web", ms[1].Digest); !errors.Is(err, manifest.ErrNotFound) {
+		t.Errorf("generation 2 still there: %v", err)
+	}
+	// Staging moves on: now everything below 8 that is not kept may go.
+	publish(t, st, "staging", 8)
+	rep, err = store.GC(ctx, st, "web", store.GCOptions{Keep: 2, Delete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Deleted) != 6 {
+		t.Errorf("deleted %v, want generations 1 and 3 to 7", rep.Deleted)
+	}
+	ds, _ := st.List(ctx, "web")
+	if len(ds) != 2 {
+		t.Errorf("%d manifests left, want 8 (live, newest) and 9 (newest)", len(ds))
+	}
+}
+
+func TestGCWithoutChannelsKeepsAll(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	for g := int64(1); g <= 5; g++ {
+		if err := st.Put(ctx, storetest.Manifest(t, "web", g, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := store.GC(ctx, st, "web", store.GCOptions{Keep: 1, Delete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Deleted) != 0 {
+		t.Errorf("deleted %v from a release without channels: any of them could still be published", rep.Deleted)
+	}
+}
+
+func TestParseInUse(t *testing.T) {
+	d1, d2 := storetest.Manifest(t, "web", 1, "").Digest, storetest.Manifest(t, "web", 2, "").Digest
+	for _, tc := range []struct {
+		name, in string
+		want     []manifest.Digest
+	}{
+		{"fleet report", `{"groups":[{"manifestDigest":"` + d1.String() + `","instances":3},{"manifestDigest":"` + d2.String() + `"}],"unreachable":[{"manifestDigest":""}]}`, []manifest.Digest{d1, d2}},
+		{"agent status", `{"instance":"i-1","manifestDigest":"` + d1.String() + `"}`, []manifest.Digest{d1}},
+		{"list", `["` + d2.String() + `"]`, []manifest.Digest{d2}},
+	} {
+		got, err := store.ParseInUse([]byte(tc.in))
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		set := map[manifest.Digest]bool{}
+		for _, d := range got {
+			set[d] = true
+		}
+		if len(set) != len(tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+		for _, d := range tc.want {
+			if !set[d] {
+				t.Errorf("%s: %s missing from %v", tc.name, d, got)
+			}
+		}
+	}
+	for _, bad := range []string{`{"manifestDigest":"sha256:zz"}`, `{}`, `not json`, `["x"]`} {
+		var ve *manifest.ValidationError
+		if _, err := store.ParseInUse([]byte(bad)); !errors.As(err, &ve) {
+			t.Errorf("ParseInUse(%s) = %v, want a ValidationError", bad, err)
+		}
+	}
+}
+
+func TestRollback(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	ms := publish(t, st, "production", 1, 2, 3)
+	publish(t, st, "staging", 5)
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	r, err := store.Rollback(ctx, st, store.RollbackOptions{Release: "web", Channel: "production", To: ms[0].Digest.String(), By: "op", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Above every channel of the release, staging's 5 included.
+	if r.Pointer.Generation != 6 || !r.Manifest.Manifest.Release.CreatedAt.Equal(now) {
+		t.Errorf("rollback = generation %d created %s, want 6 created %s", r.Pointer.Generation, r.Manifest.Manifest.Release.CreatedAt, now)
+	}
+	if r.Manifest.Manifest.Images[0].Digest != ms[0].Manifest.Images[0].Digest {
+		t.Error("the rollback does not carry generation 1's images")
+	}
+	for _, bad := range []string{"0", "sha256:1234", "latest"} {
+		var ve *manifest.ValidationError
+		if _, err := store.Rollback(ctx, st, store.RollbackOptions{Release: "web", To: bad}); !errors.As(err, &ve) {
+			t.Errorf("Rollback(--to %s) = %v, want a ValidationError", bad, err)
+		}
+	}
+	if _, err := store.Rollback(ctx, st, store.RollbackOptions{Release: "web", To: "42"}); !errors.Is(err, manifest.ErrNotFound) {
+		t.Errorf("Rollback(--to 42) = %v, want ErrNotFound", err)
+	}
+	// An expiring release keeps its lifetime from now.
+	m := storetest.Manifest(t, "web", 7, "")
+	exp := m.Manifest.Release.CreatedAt.Add(72 * time.Hour)
+	m.Manifest.Release.ExpiresAt = &exp
+	raw, _ := m.Manifest.Indent()
+	m, _ = manifest.NewSigned(raw, "test")
+	if _, err := store.Publish(ctx, st, m, "production", "test"); err != nil {
+		t.Fatal(err)
+	}
+	r, err = store.Rollback(ctx, st, store.RollbackOptions{Release: "web", Channel: "production", To: "7", Now: now, NoPublish: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Pointer != nil {
+		t.Error("NoPublish moved the channel")
+	}
+	if e := r.Manifest.Manifest.Release.ExpiresAt; e == nil || !e.Equal(now.Add(72*time.Hour)) {
+		t.Errorf("rollback expires %v, want %s", e, now.Add(72*time.Hour))
+	}
+	if _, err := st.Get(ctx, "web", r.Manifest.Digest); !errors.Is(err, manifest.ErrNotFound) {
+		t.Errorf("NoPublish stored the manifest: %v", err)
+	}
+}
+
+// down is a Store whose every call fails as an unreachable server does.
+type down struct{ manifest.Store }
+
+func (down) Channel(context.Context, string, string) (*manifest.Pointer, error) {
+	return nil, errors.New("dial tcp 127.0.0.1:1: connection refused")
+}
+
+func TestChannelSource(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	ms := publish(t, st, "production", 1, 2)
+	got, err := store.ChannelSource{Store: st, Release: "web"}.Fetch(ctx)
+	if err != nil || got.Digest != ms[1].Digest {
+		t.Fatalf("Fetch = %v, %v; want generation 2", got, err)
+	}
+	if _, err := (store.ChannelSource{Store: st, Release: "web", Channel: "canary"}).Fetch(ctx); !errors.Is(err, manifest.ErrNotFound) || verify.IsUnavailable(err) {
+		t.Errorf("Fetch(missing channel) = %v, want ErrNotFound", err)
+	}
+	if _, err := (store.ChannelSource{Store: down{st}, Release: "web", Name: "s3://b"}).Fetch(ctx); !verify.IsUnavailable(err) {
+		t.Errorf("Fetch(unreachable) = %v, want UnavailableError", err)
+	}
+}

@@ -1,0 +1,532 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/store"
+)
+
+// Options tune Run for a backend.
+type Options struct {
+	// Publishers is the number of concurrent publishers in the concurrency
+	// test (default 50).
+	Publishers int
+}
+
+// Run runs the contract against stores from newStore, a fresh, empty store
+// for each subtest.
+func Run(t *testing.T, newStore func(t *testing.T) manifest.Store, opts ...Options) {
+	o := Options{Publishers: 50}
+	for _, x := range opts {
+		if x.Publishers > 0 {
+			o.Publishers = x.Publishers
+		}
+	}
+	t.Run("PutGet", func(t *testing.T) { testPutGet(t, newStore(t)) })
+	t.Run("PutNeverRewrites", func(t *testing.T) { testPutNeverRewrites(t, newStore(t)) })
+	t.Run("ConcurrentPutsOfOneDigest", func(t *testing.T) { testPutRace(t, newStore(t)) })
+	t.Run("Missing", func(t *testing.T) { testMissing(t, newStore(t)) })
+	t.Run("GenerationRule", func(t *testing.T) { testGenerationRule(t, newStore(t)) })
+	t.Run("MoveNeedsStoredManifest", func(t *testing.T) { testMoveUnstored(t, newStore(t)) })
+	t.Run("ListChannelsDelete", func(t *testing.T) { testListDelete(t, newStore(t)) })
+	t.Run("StalePublisher", func(t *testing.T) { testStalePublisher(t, newStore(t)) })
+	t.Run("ConcurrentPublishersAndGC", func(t *testing.T) { testConcurrent(t, newStore(t), o.Publishers) })
+}
+
+func mustPut(t *testing.T, st manifest.Store, s *manifest.Signed) {
+	t.Helper()
+	if err := st.Put(context.Background(), s); err != nil {
+		t.Fatalf("Put(%s): %v", s.Manifest.ID(), err)
+	}
+}
+
+func mustPublish(t *testing.T, st manifest.Store, s *manifest.Signed, channel string) *manifest.Pointer {
+	t.Helper()
+	p, err := store.Publish(context.Background(), st, s, channel, "storetest")
+	if err != nil {
+		t.Fatalf("Publish(%s): %v", s.Manifest.ID(), err)
+	}
+	return p
+}
+
+func testPutGet(t *testing.T, st manifest.Store) {
+	ctx := context.Background()
+	s := Signed(Manifest(t, "web", 1, ""))
+	mustPut(t, st, s)
+	got, err := st.Get(ctx, "web", s.Digest)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	if !bytes.Equal(got.Raw, s.Raw) {
+		t.Errorf("Get returned other bytes than Put stored:\n%s\nwant\n%s", got.Raw, s.Raw)
+	}
+	if got.Digest != s.Digest || got.Manifest.Release.Generation != 1 {
+		t.Errorf("Get = %s generation %d, want %s generation 1", got.Digest, got.Manifest.Release.Generation, s.Digest)
+	}
+	if !bytes.Equal(got.Signature, s.Signature) || !bytes.Equal(got.Bundle, s.Bundle) {
+		t.Errorf("Get signature %q bundle %q, want %q and %q", got.Signature, got.Bundle, s.Signature, s.Bundle)
+	}
+	if got.Location == "" {
+		t.Error("Get left Location empty")
+	}
+	unsigned := Manifest(t, "web", 2, "")
+	mustPut(t, st, unsigned)
+	got, err = st.Get(ctx, "web", unsigned.Digest)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	if got.Signature != nil || got.Bundle != nil {
+		t.Errorf("unsigned manifest came back with signature %q bundle %q", got.Signature, got.Bundle)
+	}
+}
+
+func testPutNeverRewrites(t *testing.T, st manifest.Store) {
+	ctx := context.Background()
+	s := Manifest(t, "web", 1, "")
+	mustPut(t, st, s)
+	// The same manifest in its canonical encoding: same digest, other bytes.
+	canon, err := s.Manifest.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := manifest.NewSigned(canon, "canonical")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Digest != s.Digest || bytes.Equal(other.Raw, s.Raw) {
+		t.Fatal("fixture: want the same digest with other bytes")
+	}
+	mustPut(t, st, Signed(other))
+	got, err := st.Get(ctx, "web", s.Digest)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	if !bytes.Equal(got.Raw, s.Raw) {
+		t.Errorf("a second Put of the same digest rewrote the stored bytes")
+	}
+	if got.Signature != nil {
+		t.Errorf("a signature over other bytes was attached to the stored manifest: %q", got.Signature)
+	}
+	// The same bytes again, now signed: the missing signature is added.
+	mustPut(t, st, Signed(s))
+	got, err = st.Get(ctx, "web", s.Digest)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	if !bytes.Equal(got.Signature, Signed(s).Signature) {
+		t.Errorf("signature after re-Put of the same bytes = %q, want it added", got.Signature)
+	}
+}
+
+// testPutRace: publishers store one manifest at once, formatted two ways,
+// each signing its own bytes. One set of bytes wins, and the signature
+// stored beside it is the one over those bytes.
+func testPutRace(t *testing.T, st manifest.Store) {
+	ctx := context.Background()
+	indented := Manifest(t, "web", 1, "")
+	canon, err := indented.Manifest.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	compact, err := manifest.NewSigned(canon, "canonical")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigFor := map[string][]byte{}
+	var versions []*manifest.Signed
+	for i, v := range []*manifest.Signed{indented, compact} {
+		s := *v
+		s.Signature = []byte(fmt.Sprintf("signature-over-version-%d", i))
+		sigFor[string(s.Raw)] = s.Signature
+		versions = append(versions, &s)
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := st.Put(ctx, versions[i%2]); err != nil {
+				t.Errorf("Put: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	got, err := st.Get(ctx, "web", indented.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, ok := sigFor[string(got.Raw)]
+	if !ok || !bytes.Equal(got.Signature, want) {
+		t.Errorf("stored bytes carry signature %q, want %q (the one over them)", got.Signature, want)
+	}
+}
+
+func testMissing(t *testing.T, st manifest.Store) {
+	ctx := context.Background()
+	d := Manifest(t, "web", 1, "").Digest
+	if _, err := st.Get(ctx, "web", d); !errors.Is(err, manifest.ErrNotFound) {
+		t.Errorf("Get(missing) = %v, want ErrNotFound", err)
+	}
+	if _, err := st.Channel(ctx, "web", "production"); !errors.Is(err, manifest.ErrNotFound) {
+		t.Errorf("Channel(missing) = %v, want ErrNotFound", err)
+	}
+	if ds, err := st.List(ctx, "web"); err != nil || len(ds) != 0 {
+		t.Errorf("List(empty release) = %v, %v; want nothing", ds, err)
+	}
+	if cs, err := st.Channels(ctx, "web"); err != nil || len(cs) != 0 {
+		t.Errorf("Channels(empty release) = %v, %v; want nothing", cs, err)
+	}
+	if err := st.Delete(ctx, "web", d); err != nil {
+		t.Errorf("Delete(missing) = %v, want nil", err)
+	}
+	for _, bad := range []string{"../etc", "Web", "", "a/b"} {
+		if _, err := st.Channel(ctx, bad, "production"); err == nil || errors.Is(err, manifest.ErrNotFound) {
+			t.Errorf("Channel(release %q) = %v, want a name error", bad, err)
+		}
+		if _, err := st.Channel(ctx, "web", bad); err == nil || errors.Is(err, manifest.ErrNotFound) {
+			t.Errorf("Channel(channel %q) = %v, want a name error", bad, err)
+		}
+	}
+}
+
+func testGenerationRule(t *testing.T, st manifest.Store) {
+	ctx := context.Background()
+	g1, g3 := Manifest(t, "web", 1, ""), Manifest(t, "web", 3, "")
+	mustPublish(t, st, g1, "production")
+	p := mustPublish(t, st, g3, "production")
+	if p.Generation != 3 || p.Digest != g3.Digest || len(p.History) != 1 || p.History[0].Generation != 1 {
+		t.Errorf("pointer after 1, 3 = %+v, want generation 3 with generation 1 in its history", p)
+	}
+	for _, tc := range []struct {
+		name string
+		s    *manifest.Signed
+	}{
+		{"lower", Manifest(t, "web", 2, "")},
+		{"equal, other content", Manifest(t, "web", 3, "other")},
+		{"equal, same manifest", g3},
+		{"first", g1},
+	} {
+		mustPut(t, st, tc.s)
+		_, err := st.Move(ctx, "production", tc.s, "storetest")
+		var ge *manifest.GenerationError
+		if !errors.As(err, &ge) {
+			t.Errorf("%s: Move(generation %d) = %v, want a *GenerationError", tc.name, tc.s.Manifest.Release.Generation, err)
+			continue
+		}
+		if ge.Have != 3 || ge.Offered != tc.s.Manifest.Release.Generation || ge.Release != "web" || ge.Channel != "production" {
+			t.Errorf("%s: GenerationError = %+v, want have 3, offered %d", tc.name, ge, tc.s.Manifest.Release.Generation)
+		}
+	}
+	got, err := st.Channel(ctx, "web", "production")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Generation != 3 || got.Digest != g3.Digest {
+		t.Errorf("after refusals the channel names generation %d %s, want 3 %s", got.Generation, got.Digest, g3.Digest)
+	}
+	// Channels are independent; a new channel takes any generation.
+	if p := mustPublish(t, st, g1, "staging"); p.Generation != 1 {
+		t.Errorf("new channel staging = generation %d, want 1", p.Generation)
+	}
+	if n, err := store.NextGeneration(ctx, st, "web", "staging"); err != nil || n != 4 {
+		t.Errorf("NextGeneration = %d, %v; want 4 (the highest channel + 1)", n, err)
+	}
+	if n, err := store.NextGeneration(ctx, st, "other", "production"); err != nil || n != 1 {
+		t.Errorf("NextGeneration(new release) = %d, %v; want 1", n, err)
+	}
+	// History is bounded.
+	for g := int64(4); g < 4+manifest.MaxHistory+3; g++ {
+		mustPublish(t, st, Manifest(t, "web", g, ""), "production")
+	}
+	got, err = st.Channel(ctx, "web", "production")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.History) != manifest.MaxHistory || got.History[0].Generation != got.Generation-1 {
+		t.Errorf("history has %d entries starting at %d, want %d starting at %d", len(got.History), got.History[0].Generation, manifest.MaxHistory, got.Generation-1)
+	}
+}
+
+func testMoveUnstored(t *testing.T, st manifest.Store) {
+	ctx := context.Background()
+	s := Manifest(t, "web", 1, "")
+	if _, err := st.Move(ctx, "production", s, "storetest"); !errors.Is(err, manifest.ErrNotFound) {
+		t.Errorf("Move(unstored manifest) = %v, want ErrNotFound", err)
+	}
+	if _, err := st.Channel(ctx, "web", "production"); !errors.Is(err, manifest.ErrNotFound) {
+		t.Errorf("the refused Move created the channel: %v", err)
+	}
+}
+
+func testListDelete(t *testing.T, st manifest.Store) {
+	ctx := context.Background()
+	a, b := Signed(Manifest(t, "web", 1, "")), Manifest(t, "web", 2, "")
+	other := Manifest(t, "api", 1, "")
+	mustPut(t, st, a)
+	mustPut(t, st, b)
+	mustPublish(t, st, other, "canary")
+	ds, err := st.List(ctx, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[manifest.Digest]bool{a.Digest: true, b.Digest: true}
+	if len(ds) != 2 || !want[ds[0]] || !want[ds[1]] || ds[0].String() > ds[1].String() {
+		t.Errorf("List(web) = %v, want %s and %s, sorted", ds, a.Digest, b.Digest)
+	}
+	if cs, _ := st.Channels(ctx, "api"); len(cs) != 1 || cs[0] != "canary" {
+		t.Errorf("Channels(api) = %v, want [canary]", cs)
+	}
+	if cs, _ := st.Channels(ctx, "web"); len(cs) != 0 {
+		t.Errorf("Channels(web) = %v, want none", cs)
+	}
+	if err := st.Delete(ctx, "web", a.Digest); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if _, err := st.Get(ctx, "web", a.Digest); !errors.Is(err, manifest.ErrNotFound) {
+		t.Errorf("Get after Delete = %v, want ErrNotFound", err)
+	}
+	// Put again after delete: stored fresh, without the old signature.
+	mustPut(t, st, Manifest(t, "web", 1, ""))
+	if got, err := st.Get(ctx, "web", a.Digest); err != nil || got.Signature != nil {
+		t.Errorf("re-Put after Delete: %v, signature %q (want none: Delete takes the signature too)", err, got.Signature)
+	}
+	if ds, _ := st.List(ctx, "api"); len(ds) != 1 || ds[0] != other.Digest {
+		t.Errorf("List(api) = %v, want only %s", ds, other.Digest)
+	}
+}
+
+// testStalePublisher: a publisher reads the channel and takes the next
+// generation, stalls while five newer generations are published, then
+// writes: refused, and the channel still names the newest.
+func testStalePublisher(t *testing.T, st manifest.Store) {
+	ctx := context.Background()
+	mustPublish(t, st, Manifest(t, "web", 1, ""), "production")
+	next, err := store.NextGeneration(ctx, st, "web", "production")
+	if err != nil || next != 2 {
+		t.Fatalf("NextGeneration = %d, %v; want 2", next, err)
+	}
+	stale := Manifest(t, "web", next, "stale")
+	mustPut(t, st, stale)
+	var newest *manifest.Signed
+	for g := int64(2); g <= 6; g++ {
+		newest = Manifest(t, "web", g, "fresh")
+		mustPublish(t, st, newest, "production")
+	}
+	_, err = store.Publish(ctx, st, stale, "production", "stale")
+	var ge *manifest.GenerationError
+	if !errors.As(err, &ge) || ge.Have != 6 || ge.Offered != 2 {
+		t.Fatalf("stale Publish = %v, want a GenerationError (have 6, offered 2)", err)
+	}
+	p, err := st.Channel(ctx, "web", "production")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Generation != 6 || p.Digest != newest.Digest {
+		t.Errorf("channel names generation %d %s, want the newest, 6 %s", p.Generation, p.Digest, newest.Digest)
+	}
+}
+
+// recorder is a Store that checks every Delete against the channel at the
+// time: the deleted manifest's generation must be below the channel's
+// generation read just before the delete (channels only rise, so the
+// channel cannot have named it during the delete), and at least keep newer
+// manifests must be stored.
+type recorder struct {
+	manifest.Store
+	t    *testing.T
+	keep int
+	gens map[manifest.Digest]int64
+
+	mu      sync.Mutex
+	deleted map[manifest.Digest]bool
+}
+
+func (r *recorder) Delete(ctx context.Context, release string, d manifest.Digest) error {
+	gen := r.gens[d]
+	cs, err := r.Store.Channels(ctx, release)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		p, err := r.Store.Channel(ctx, release, c)
+		if err != nil {
+			return err
+		}
+		if p.Digest == d || p.Generation <= gen {
+			r.t.Errorf("gc deletes %s (generation %d) while channel %s is at generation %d %s", d, gen, c, p.Generation, p.Digest)
+		}
+	}
+	ds, err := r.Store.List(ctx, release)
+	if err != nil {
+		return err
+	}
+	newer := 0
+	for _, x := range ds {
+		if r.gens[x] > gen {
+			newer++
+		}
+	}
+	if newer < r.keep {
+		r.t.Errorf("gc deletes %s (generation %d) with only %d newer manifests stored, want at least %d kept", d, gen, newer, r.keep)
+	}
+	err = r.Store.Delete(ctx, release, d)
+	r.mu.Lock()
+	r.deleted[d] = true
+	r.mu.Unlock()
+	r.t.Logf("gc deleted %s (generation %d)", d, gen)
+	return err
+}
+
+// testConcurrent: publishers of generations 1..n in random order, at once,
+// while gc --keep 3 --yes runs in a loop, and a reader follows the channel.
+func testConcurrent(t *testing.T, st manifest.Store, n int) {
+	ctx := context.Background()
+	const keep = 3
+	ms := make([]*manifest.Signed, n)
+	rec := &recorder{Store: st, t: t, keep: keep, gens: map[manifest.Digest]int64{}, deleted: map[manifest.Digest]bool{}}
+	for i := range ms {
+		ms[i] = Manifest(t, "web", int64(i+1), "")
+		rec.gens[ms[i].Digest] = int64(i + 1)
+	}
+	order := rand.Perm(n)
+	done := make(chan struct{})
+	var gcWG, readWG sync.WaitGroup
+	gcRuns := 0
+	// nextGC is closed when the next gc pass starts: publishers wait for
+	// one to five passes between storing and moving, so gc sees stored
+	// manifests that are about to become live (the race window), and the
+	// moves spread over many passes.
+	var gcMu sync.Mutex
+	nextGC := make(chan struct{})
+	waitGC := func() <-chan struct{} { gcMu.Lock(); defer gcMu.Unlock(); return nextGC }
+	gcWG.Add(1)
+	go func() {
+		defer gcWG.Done()
+		for {
+			gcMu.Lock()
+			close(nextGC)
+			nextGC = make(chan struct{})
+			gcMu.Unlock()
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := store.GC(ctx, rec, "web", store.GCOptions{Keep: keep, Delete: true}); err != nil {
+				t.Errorf("gc: %v", err)
+				return
+			}
+			gcRuns++
+		}
+	}()
+	// The reader: every manifest the channel names is readable, unless
+	// the channel has moved on and gc was allowed to take it.
+	readWG.Add(1)
+	reads := 0
+	go func() {
+		defer readWG.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			p, err := st.Channel(ctx, "web", "production")
+			if errors.Is(err, manifest.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				t.Errorf("reader: Channel: %v", err)
+				return
+			}
+			_, err = st.Get(ctx, "web", p.Digest)
+			if err == nil {
+				reads++
+				continue
+			}
+			now, cerr := st.Channel(ctx, "web", "production")
+			if cerr != nil || now.Generation <= p.Generation {
+				t.Errorf("reader: the channel names generation %d %s, which is gone (%v) while still live", p.Generation, p.Digest, err)
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var moved []*manifest.Pointer
+	start := make(chan struct{})
+	for _, i := range order {
+		wg.Add(1)
+		go func(s *manifest.Signed) {
+			defer wg.Done()
+			<-start
+			if err := st.Put(ctx, s); err != nil {
+				t.Errorf("Put(%d): %v", s.Manifest.Release.Generation, err)
+				return
+			}
+			for range 1 + rand.IntN(5) {
+				<-waitGC()
+			}
+			p, err := st.Move(ctx, "production", s, fmt.Sprintf("publisher-%d", s.Manifest.Release.Generation))
+			var ge *manifest.GenerationError
+			switch {
+			case errors.As(err, &ge):
+				if ge.Offered >= ge.Have {
+					t.Errorf("refused generation %d over %d", ge.Offered, ge.Have)
+				}
+			case err != nil:
+				t.Errorf("Publish(%d): %v", s.Manifest.Release.Generation, err)
+			default:
+				mu.Lock()
+				moved = append(moved, p)
+				mu.Unlock()
+			}
+		}(ms[i])
+	}
+	close(start)
+	wg.Wait()
+	// One more gc pass with everyone done, then stop the loop.
+	close(done)
+	gcWG.Wait()
+	readWG.Wait()
+	if _, err := store.GC(ctx, rec, "web", store.GCOptions{Keep: keep, Delete: true}); err != nil {
+		t.Fatalf("gc: %v", err)
+	}
+	p, err := st.Channel(ctx, "web", "production")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Generation != int64(n) || p.Digest != ms[n-1].Digest {
+		t.Fatalf("the channel ends at generation %d, want %d", p.Generation, n)
+	}
+	// Every move strictly rose: the successful moves, sorted by time,
+	// have rising generations; the history agrees.
+	for i := 1; i < len(p.History); i++ {
+		if p.History[i].Generation >= p.History[i-1].Generation {
+			t.Errorf("history not strictly falling: %d then %d", p.History[i-1].Generation, p.History[i].Generation)
+		}
+	}
+	if _, err := st.Get(ctx, "web", p.Digest); err != nil {
+		t.Errorf("the live manifest is unreadable: %v", err)
+	}
+	for g := n; g > n-keep && g > 0; g-- {
+		if _, err := st.Get(ctx, "web", ms[g-1].Digest); err != nil {
+			t.Errorf("newest manifest generation %d is unreadable: %v", g, err)
+		}
+	}
+	ds, err := st.List(ctx, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != keep {
+		t.Errorf("after the final gc %d manifests are stored, want the newest %d", len(ds), keep)
+	}
+	t.Logf("%d publishers, %d moved the channel, %d gc runs, %d deletes, %d reads", n, len(moved), gcRuns, len(rec.deleted), reads)
+}

@@ -1,0 +1,28 @@
+// Package trusted is a consumer's trusted state: per release, the highest
+// generation it has accepted, and a copy of the manifest it accepted. It
+// is what makes rollback protection hold across restarts: a manifest whose
+// generation is lower than one accepted before is refused
+// (manifest-rollback), and so is one that has expired (manifest-expired).
+//
+// The state lives in a directory (DefaultDir, /var/lib/lockstep, unless
+// told), one record per release:
+//
+//	DIR/RELEASE.state.json      {"release","generation","digest","acceptedAt"}
+//	DIR/RELEASE.manifest.json   the accepted manifest's bytes (+ .sig, .bundle)
+//
+// written atomically, under an flock on DIR/.lock, and only by Accept,
+// which a consumer calls after every check has passed.
+//
+// A consumer's flow:
+//
+//	st, _ := trusted.Open(dir)
+//	src := &trusted.Source{Upstream: channelSource, State: st, Release: name, MaxAge: maxAge}
+//	m, err := src.Fetch(ctx)        // refuses rollback and expiry (*RefusalError)
+//	... every other check ...
+//	err = st.Accept(m)              // only when admitted
+//
+// With MaxAge > 0, a store that cannot be reached (a *verify.UnavailableError
+// from Upstream) falls back to the cached copy, if Accept stored it (or
+// confirmed it) at most MaxAge ago. By default (MaxAge 0) an unreachable
+// store is a refusal: the UnavailableError is returned.
+package trusted

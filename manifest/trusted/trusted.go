@@ -1,0 +1,295 @@
+package trusted
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/internal/atomicfile"
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify"
+)
+
+// DefaultDir is where the state lives unless told (--state-dir).
+const DefaultDir = "/var/lib/lockstep"
+
+// The kinds of refusal, as admission.Finding kinds.
+const (
+	KindRollback = "manifest-rollback"
+	KindExpired  = "manifest-expired"
+	// KindInvalid: the source served a manifest of another release.
+	KindInvalid = "manifest-invalid"
+)
+
+// RefusalError refuses a manifest: a rollback below an accepted generation,
+// an expired manifest, or one of another release. It wraps a *manifest.GenerationError (rollback)
+// or a *verify.MismatchError (expiry), so that the CLI exits 1.
+type RefusalError struct {
+	// Kind is KindRollback or KindExpired.
+	Kind    string
+	Release string
+	Err     error
+}
+
+func (e *RefusalError) Error() string { return e.Kind + ": " + e.Err.Error() }
+
+func (e *RefusalError) Unwrap() error { return e.Err }
+
+// Record is what the state holds for one release.
+type Record struct {
+	Release    string          `json:"release"`
+	Generation int64           `json:"generation"`
+	Digest     manifest.Digest `json:"digest"`
+	// AcceptedAt is when Accept last stored or confirmed this manifest.
+	AcceptedAt time.Time `json:"acceptedAt"`
+}
+
+// State is a consumer's trusted state in a directory. It is safe for
+// concurrent use by goroutines and processes.
+type State struct {
+	dir string
+	now func() time.Time
+}
+
+// Option configures a State.
+type Option func(*State)
+
+// WithClock sets the clock (default time.Now).
+func WithClock(now func() time.Time) Option { return func(s *State) { s.now = now } }
+
+// Open returns the state in dir (DefaultDir if ""), creating it (0700).
+func Open(dir string, opts ...Option) (*State, error) {
+	if dir == "" {
+		dir = DefaultDir
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("opening trusted state: %w", err)
+	}
+	s := &State{dir: dir, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
+}
+
+// Dir returns the state's directory.
+func (s *State) Dir() string { return s.dir }
+
+func (s *State) path(release, suffix string) (string, error) {
+	if err := manifest.ValidateName(release); err != nil {
+		return "", fmt.Errorf("release name: %w", err)
+	}
+	return filepath.Join(s.dir, release+suffix), nil
+}
+
+// Get returns the record of release; ok is false when nothing was accepted
+// yet. A damaged record is an error, never a reset.
+func (s *State) Get(release string) (rec Record, ok bool, err error) {
+	p, err := s.path(release, ".state.json")
+	if err != nil {
+		return Record{}, false, err
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, fmt.Errorf("reading trusted state: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rec); err != nil || rec.Release != release || rec.Generation < 1 {
+		return Record{}, false, fmt.Errorf("trusted state %s is damaged (remove it only if you know why): %v", p, err)
+	}
+	return rec, true, nil
+}
+
+// Check refuses m, for release, if its generation is below the highest
+// accepted (or equal to it with other content), or if it has expired.
+// It returns a *RefusalError, or another error if the state cannot be read.
+func (s *State) Check(release string, m *manifest.Signed) error {
+	if m.Manifest.Expired(s.now()) {
+		return &RefusalError{Kind: KindExpired, Release: release, Err: &verify.MismatchError{
+			Subject: "manifest " + m.Manifest.ID(), Reason: "expired",
+			Got: m.Manifest.Release.ExpiresAt.UTC().Format(time.RFC3339), Want: "an expiry after " + s.now().UTC().Format(time.RFC3339),
+		}}
+	}
+	rec, ok, err := s.Get(release)
+	if err != nil || !ok {
+		return err
+	}
+	g := m.Manifest.Release.Generation
+	if g < rec.Generation || (g == rec.Generation && m.Digest != rec.Digest) {
+		return &RefusalError{Kind: KindRollback, Release: release, Err: &manifest.GenerationError{
+			Release: release, Have: rec.Generation, Offered: g, HaveDigest: rec.Digest, OfferedDigest: m.Digest,
+		}}
+	}
+	return nil
+}
+
+// Accept records m as accepted for its release, after the caller's checks
+// have all passed: the generation rises (or stays, for the same manifest)
+// and a copy of m is cached for MaxAge fallbacks. It checks again under
+// the lock, so a concurrent Accept of a higher generation is never undone
+// (a *RefusalError).
+func (s *State) Accept(m *manifest.Signed) error {
+	release := m.Manifest.Release.Name
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := s.Check(release, m); err != nil {
+		return err
+	}
+	base, err := s.path(release, ".manifest")
+	if err != nil {
+		return err
+	}
+	// The cached copy first; the record is the commit point, and Cached
+	// checks the copy against it.
+	for _, f := range []struct {
+		ext  string
+		data []byte
+	}{{".json", m.Raw}, {".sig", m.Signature}, {".bundle", m.Bundle}} {
+		if f.ext != ".json" && len(f.data) == 0 {
+			if err := os.Remove(base + f.ext); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("writing trusted state: %w", err)
+			}
+			continue
+		}
+		if err := atomicfile.Write(base+f.ext, f.data, 0o600); err != nil {
+			return fmt.Errorf("writing trusted state: %w", err)
+		}
+	}
+	rec := Record{Release: release, Generation: m.Manifest.Release.Generation, Digest: m.Digest, AcceptedAt: s.now().UTC()}
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	p, _ := s.path(release, ".state.json")
+	if err := atomicfile.Write(p, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("writing trusted state: %w", err)
+	}
+	return nil
+}
+
+// Cached returns the manifest last accepted for release and when, or
+// ok false when there is none (or its copy does not match the record).
+func (s *State) Cached(release string) (m *manifest.Signed, at time.Time, ok bool, err error) {
+	rec, ok, err := s.Get(release)
+	if err != nil || !ok {
+		return nil, time.Time{}, false, err
+	}
+	base, _ := s.path(release, ".manifest")
+	raw, err := os.ReadFile(base + ".json")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, time.Time{}, false, nil
+	}
+	if err != nil {
+		return nil, time.Time{}, false, fmt.Errorf("reading trusted state: %w", err)
+	}
+	m, err = manifest.CheckStored(raw, base+".json", release, rec.Digest)
+	if err != nil {
+		return nil, time.Time{}, false, nil
+	}
+	if m.Signature, err = readOptional(base + ".sig"); err != nil {
+		return nil, time.Time{}, false, err
+	}
+	if m.Bundle, err = readOptional(base + ".bundle"); err != nil {
+		return nil, time.Time{}, false, err
+	}
+	return m, rec.AcceptedAt, true, nil
+}
+
+func readOptional(p string) ([]byte, error) {
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading trusted state: %w", err)
+	}
+	return b, nil
+}
+
+func (s *State) lock() (func(), error) {
+	f, err := os.OpenFile(filepath.Join(s.dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("locking trusted state: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking trusted state: %w", err)
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+// Source is a manifest.Source guarded by the trusted state: it refuses a
+// rollback or an expired manifest from Upstream and, with MaxAge, falls
+// back to the cached copy when Upstream cannot be reached. It does not
+// Accept: the caller does, once every check has passed.
+type Source struct {
+	Upstream manifest.Source
+	State    *State
+	// Release is the release the consumer follows; "" takes the fetched
+	// manifest's (and then there is no fallback).
+	Release string
+	// MaxAge bounds how long ago the cached copy was last accepted for it
+	// to stand in for an unreachable store; 0 (the default) means never.
+	MaxAge time.Duration
+	Logger *slog.Logger
+}
+
+var _ manifest.Source = (*Source)(nil)
+
+// Fetch returns Upstream's manifest, or the cached one as said above. It
+// returns a *RefusalError for a rollback or an expired manifest, and
+// Upstream's error (a *verify.UnavailableError when unreachable) when there
+// is nothing usable.
+func (s *Source) Fetch(ctx context.Context) (*manifest.Signed, error) {
+	m, err := s.Upstream.Fetch(ctx)
+	if err != nil {
+		if !verify.IsUnavailable(err) || s.MaxAge <= 0 || s.Release == "" {
+			return nil, err
+		}
+		cached, at, ok, cerr := s.State.Cached(s.Release)
+		if cerr != nil || !ok {
+			return nil, err
+		}
+		age := s.State.now().Sub(at)
+		if age > s.MaxAge {
+			return nil, fmt.Errorf("the cached manifest was accepted %s ago, over --max-age %s: %w", age.Round(time.Second), s.MaxAge, err)
+		}
+		if s.Logger != nil {
+			s.Logger.Warn("store unreachable; using the cached manifest", "release", s.Release, "generation", cached.Manifest.Release.Generation, "age", age.Round(time.Second), "err", err)
+		}
+		cached.Location = "trusted cache (" + s.State.dir + "), accepted " + at.UTC().Format(time.RFC3339)
+		m = cached
+	}
+	release := s.Release
+	if release == "" {
+		release = m.Manifest.Release.Name
+	}
+	if m.Manifest.Release.Name != release {
+		return nil, &RefusalError{Kind: KindInvalid, Release: release, Err: &verify.MismatchError{Subject: "manifest release", Got: m.Manifest.Release.Name, Want: release}}
+	}
+	if err := s.State.Check(release, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}

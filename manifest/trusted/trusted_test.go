@@ -1,0 +1,206 @@
+package trusted_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/filestore"
+	"github.com/lockstep-dev/lockstep/manifest/store"
+	"github.com/lockstep-dev/lockstep/manifest/storetest"
+	"github.com/lockstep-dev/lockstep/manifest/trusted"
+	"github.com/lockstep-dev/lockstep/verify"
+)
+
+// clock is a settable time for the state.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func newState(t *testing.T, c *clock) (*trusted.State, string) {
+	dir := filepath.Join(t.TempDir(), "state")
+	st, err := trusted.Open(dir, trusted.WithClock(c.now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, dir
+}
+
+func wantRefusal(t *testing.T, err error, kind string) *trusted.RefusalError {
+	t.Helper()
+	var re *trusted.RefusalError
+	if !errors.As(err, &re) || re.Kind != kind {
+		t.Fatalf("err = %v, want a %s refusal", err, kind)
+	}
+	return re
+}
+
+func TestCheckAndAccept(t *testing.T) {
+	c := &clock{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
+	st, dir := newState(t, c)
+	g7, g6 := storetest.Manifest(t, "web", 7, ""), storetest.Manifest(t, "web", 6, "")
+	if err := st.Check("web", g6); err != nil {
+		t.Fatalf("Check on an empty state = %v, want nil", err)
+	}
+	if err := st.Accept(g7); err != nil {
+		t.Fatal(err)
+	}
+	re := wantRefusal(t, st.Check("web", g6), trusted.KindRollback)
+	var ge *manifest.GenerationError
+	if !errors.As(re, &ge) || ge.Have != 7 || ge.Offered != 6 {
+		t.Errorf("rollback refusal wraps %v, want a GenerationError have 7 offered 6", re.Err)
+	}
+	if err := st.Accept(g6); err == nil {
+		t.Error("Accept(6) after 7 succeeded")
+	}
+	wantRefusal(t, st.Check("web", storetest.Manifest(t, "web", 7, "other")), trusted.KindRollback)
+	if err := st.Check("web", g7); err != nil {
+		t.Errorf("Check(the accepted manifest again) = %v, want nil", err)
+	}
+	if err := st.Check("api", g6); err != nil {
+		t.Errorf("another release is independent: %v", err)
+	}
+	// A restart reads the same state.
+	again, err := trusted.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, ok, err := again.Get("web"); err != nil || !ok || rec.Generation != 7 || rec.Digest != g7.Digest {
+		t.Errorf("after reopening: %+v %v %v, want generation 7", rec, ok, err)
+	}
+	// A damaged record is an error, never a reset to nothing.
+	if err := os.WriteFile(filepath.Join(dir, "web.state.json"), []byte(`{"release":"web","gener`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := again.Check("web", g6); err == nil {
+		t.Error("Check with a damaged state = nil, want an error")
+	}
+}
+
+func TestExpired(t *testing.T) {
+	c := &clock{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
+	st, _ := newState(t, c)
+	m := storetest.Manifest(t, "web", 1, "")
+	exp := c.t.Add(-time.Second)
+	m.Manifest.Release.ExpiresAt = &exp
+	re := wantRefusal(t, st.Check("web", m), trusted.KindExpired)
+	if !verify.IsMismatch(re) {
+		t.Errorf("expiry refusal %v does not wrap a MismatchError (exit 1)", re)
+	}
+	if err := st.Accept(m); err == nil {
+		t.Error("Accept(expired) succeeded")
+	}
+	if _, ok, _ := st.Get("web"); ok {
+		t.Error("a refused manifest was recorded")
+	}
+}
+
+// source is a manifest.Source that returns what it holds.
+type source struct {
+	m   *manifest.Signed
+	err error
+}
+
+func (s *source) Fetch(context.Context) (*manifest.Signed, error) { return s.m, s.err }
+
+func TestSourceMaxAge(t *testing.T) {
+	c := &clock{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
+	st, _ := newState(t, c)
+	m := storetest.Signed(storetest.Manifest(t, "web", 3, ""))
+	up := &source{m: m}
+	src := &trusted.Source{Upstream: up, State: st, Release: "web"}
+	got, err := src.Fetch(context.Background())
+	if err != nil || got.Digest != m.Digest {
+		t.Fatalf("Fetch = %v, %v", got, err)
+	}
+	if err := st.Accept(got); err != nil {
+		t.Fatal(err)
+	}
+	down := verify.Unavailable("manifest store s3://x", errors.New("connection refused"))
+	up.m, up.err = nil, down
+	// By default an unreachable store is a refusal.
+	if _, err := src.Fetch(context.Background()); !verify.IsUnavailable(err) {
+		t.Fatalf("Fetch(store down, no --max-age) = %v, want UnavailableError", err)
+	}
+	src.MaxAge = time.Hour
+	c.t = c.t.Add(59 * time.Minute)
+	got, err = src.Fetch(context.Background())
+	if err != nil || got.Digest != m.Digest || string(got.Signature) != string(m.Signature) {
+		t.Fatalf("Fetch(store down, cache 59m old, --max-age 1h) = %v, %v; want the cached manifest with its signature", got, err)
+	}
+	c.t = c.t.Add(2 * time.Minute)
+	if _, err := src.Fetch(context.Background()); !verify.IsUnavailable(err) {
+		t.Fatalf("Fetch(store down, cache 61m old) = %v, want UnavailableError", err)
+	}
+	// Another error than unavailability never falls back.
+	up.err = &manifest.CorruptError{Location: "web/channels/production.json", Reason: "truncated"}
+	c.t = c.t.Add(-30 * time.Minute)
+	if _, err := src.Fetch(context.Background()); err == nil || verify.IsUnavailable(err) {
+		t.Fatalf("Fetch(corrupt store) = %v, want the corrupt error", err)
+	}
+}
+
+// TestRollbackProtection: an instance that accepted generation 7 refuses
+// 6 (here from a stale copy of the store); `rollback --to 6` produces
+// generation 8 with 6's content, which it accepts.
+func TestRollbackProtection(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{time.Now()}
+	state, _ := newState(t, c)
+	live, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := int64(1); g <= 7; g++ {
+		m := storetest.Manifest(t, "web", g, "")
+		if _, err := store.Publish(ctx, live, m, "production", "ci"); err != nil {
+			t.Fatal(err)
+		}
+		if g <= 6 {
+			if _, err := store.Publish(ctx, stale, m, "production", "ci"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	admit := func(st manifest.Store) (*manifest.Signed, error) {
+		src := &trusted.Source{Upstream: store.ChannelSource{Store: st, Release: "web", Channel: "production"}, State: state, Release: "web"}
+		m, err := src.Fetch(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return m, state.Accept(m)
+	}
+	if m, err := admit(live); err != nil || m.Manifest.Release.Generation != 7 {
+		t.Fatalf("admitting generation 7: %v", err)
+	}
+	_, err = admit(stale)
+	wantRefusal(t, err, trusted.KindRollback)
+	r, err := store.Rollback(ctx, live, store.RollbackOptions{Release: "web", Channel: "production", To: "6", By: "operator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Pointer.Generation != 8 || r.From.Manifest.Release.Generation != 6 {
+		t.Fatalf("rollback --to 6 = generation %d from %d, want 8 from 6", r.Pointer.Generation, r.From.Manifest.Release.Generation)
+	}
+	m, err := admit(live)
+	if err != nil {
+		t.Fatalf("admitting the rollback: %v", err)
+	}
+	if m.Manifest.Release.Generation != 8 || m.Manifest.Images[0].Digest != r.From.Manifest.Images[0].Digest || m.Manifest.Assets.Fingerprint != r.From.Manifest.Assets.Fingerprint {
+		t.Errorf("admitted generation %d with images %v, want 8 with generation 6's content", m.Manifest.Release.Generation, m.Manifest.Images)
+	}
+	if m.Signature != nil {
+		t.Error("the rollback manifest carries a signature; it cannot (the bytes are new)")
+	}
+	if rec, _, _ := state.Get("web"); rec.Generation != 8 {
+		t.Errorf("state records %d, want 8", rec.Generation)
+	}
+}

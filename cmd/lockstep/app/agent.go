@@ -123,7 +123,7 @@ func agentIdentity(c *cli.Context) (agent.Identity, error) {
 	defer cancel()
 	client := transport.New(transport.DefaultPolicy())
 	o := agent.IdentifyOptions{IMDS: imds.New(imds.Options{HTTPClient: &http.Client{Transport: client.Transport()}})}
-	if cfg, err := fleetAWSConfig(ctx, ""); err == nil {
+	if cfg, err := admitAWSConfig(ctx, client); err == nil {
 		o.AutoScaling = autoscaling.NewFromConfig(cfg)
 	}
 	id, errs := agent.Identify(ctx, o)

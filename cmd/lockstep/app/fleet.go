@@ -8,14 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/config"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
@@ -204,7 +201,11 @@ func discoverOptions(ctx context.Context, c *cli.Context, specs []string) (fleet
 	if !needAS && !needEC2 && !needELB {
 		return o, nil
 	}
-	cfg, err := fleetAWSConfig(ctx, c.String("region"))
+	var opts []func(*awsconfig.LoadOptions) error
+	if r := c.String("region"); r != "" {
+		opts = append(opts, awsconfig.WithRegion(r))
+	}
+	cfg, err := admitAWSConfig(ctx, transport.New(transport.DefaultPolicy()), opts...)
 	if err != nil {
 		return o, err
 	}
@@ -218,33 +219,6 @@ func discoverOptions(ctx context.Context, c *cli.Context, specs []string) (fleet
 		o.ELBv2 = elbv2.NewFromConfig(cfg)
 	}
 	return o, nil
-}
-
-// fleetAWSConfig loads the SDK's configuration (environment, shared files,
-// instance role) with its HTTP client on the shared transport and its
-// retryer on the transport's policy: the same attempts, the same capped
-// backoff with full jitter.
-func fleetAWSConfig(ctx context.Context, region string) (aws.Config, error) {
-	p := transport.DefaultPolicy()
-	t := transport.New(p)
-	opts := []func(*config.LoadOptions) error{
-		config.WithHTTPClient(&http.Client{Transport: t.Transport()}),
-		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) {
-				o.MaxAttempts = p.MaxAttempts
-				o.MaxBackoff = p.MaxDelay
-				o.Backoff = retry.NewExponentialJitterBackoff(p.MaxDelay)
-			})
-		}),
-	}
-	if region != "" {
-		opts = append(opts, config.WithRegion(region))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("loading the AWS configuration: %w", err)
-	}
-	return cfg, nil
 }
 
 // readBearerToken reads a bearer token file: its content without surrounding

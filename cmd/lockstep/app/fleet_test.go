@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/admission/agent"
 	"github.com/lockstep-dev/lockstep/admission/agent/agenttest"
+	"github.com/lockstep-dev/lockstep/internal/awsfake"
 	"github.com/lockstep-dev/lockstep/internal/fleettest"
 	"github.com/lockstep-dev/lockstep/verify/fleet"
 )
@@ -139,5 +142,40 @@ func TestFleetCheckCLIToken(t *testing.T) {
 	}
 	if code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--targets", "file:"+targets, "--token-file", tokenFile); code != ExitOK {
 		t.Errorf("with the token: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+func TestFleetCheckCLIDiscoversThroughAWS(t *testing.T) {
+	srv := httptest.NewServer(agenttest.Agent(t, agenttest.Good("i-01")).Handler(agent.ServeOptions{}))
+	defer srv.Close()
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	fake := &awsfake.AWS{Instances: []awsfake.Instance{
+		{ID: "i-01", PrivateIP: "127.0.0.1", ASG: "web"},
+		{ID: "i-02", ASG: "web"}, // booting: no address yet
+	}}
+	aws := httptest.NewServer(fake)
+	defer aws.Close()
+	t.Setenv("AWS_ENDPOINT_URL", aws.URL)
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "SECRET")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	m, _ := fleetFixture(t)
+	code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--targets", "asg:web",
+		"--agent-port", fmt.Sprint(port), "--max-unreachable", "0.5", "--format", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	var r fleet.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Summary.Match != 1 || len(r.Unreachable) != 1 || r.Unreachable[0].Name != "i-02" || r.Unreachable[0].Problem.Kind != fleet.ProblemNoAddress {
+		t.Errorf("summary %+v unreachable %+v: want i-01 matching and i-02 without an address", r.Summary, r.Unreachable)
+	}
+	if calls := fake.Calls(); calls["DescribeAutoScalingGroups"] != 1 || calls["DescribeInstances"] != 1 {
+		t.Errorf("AWS calls = %v", calls)
 	}
 }

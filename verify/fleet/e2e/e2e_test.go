@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/admission/agent"
+	"github.com/lockstep-dev/lockstep/admission/running/runningtest"
 	"github.com/lockstep-dev/lockstep/internal/fleettest"
 	"github.com/lockstep-dev/lockstep/internal/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -109,14 +110,14 @@ func page(t *testing.T, cdnBase string, assets ...string) string {
 
 // startAgent starts `lockstep agent` for one instance and waits until it
 // has finished its first check; it returns the status URL.
-func startAgent(t *testing.T, name string, args ...string) string {
+func startAgent(t *testing.T, name string, env []string, args ...string) string {
 	t.Helper()
 	port := testenv.FreePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	var stderr bytes.Buffer
 	cmd := exec.Command(lockstep, append([]string{"agent", "--listen", addr, "--identity", "hostname", "--instance-name", name, "--interval", "1h"}, args...)...)
 	cmd.Stderr = &stderr
-	cmd.Env = append(os.Environ(), "AWS_EC2_METADATA_DISABLED=true")
+	cmd.Env = append(append(os.Environ(), "AWS_EC2_METADATA_DISABLED=true"), env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -139,11 +140,6 @@ func startAgent(t *testing.T, name string, args ...string) string {
 	for {
 		select {
 		case <-exited:
-			// Until admission lands on this branch, the agent has neither
-			// admit's flags nor its check.
-			if strings.Contains(stderr.String(), "does not have yet") || strings.Contains(stderr.String(), "not defined: -image") {
-				t.Skip("lockstep agent is not wired to admission.Check on this branch yet")
-			}
 			t.Fatalf("agent %s exited: %v\n%s", name, waitErr, stderr.String())
 		case <-time.After(50 * time.Millisecond):
 		}
@@ -166,11 +162,21 @@ func TestFleetOfAgentProcesses(t *testing.T) {
 	goodPage := page(t, rel.cdnBase, "assets/app-1a2b.js", "assets/app-3c4d.css")
 	badPage := page(t, rel.cdnBase, "assets/app-ffff.js", "assets/app-3c4d.css")
 	var urls []string
-	// Docker reports the image ID: the platform's config digest.
-	for i := range 3 {
-		urls = append(urls, startAgent(t, fmt.Sprintf("i-0%d", i+1), append(common, "--running", "digest:"+fleettest.Amd64Cfg.String(), "--probe", goodPage)...))
+	// Each instance has its own Docker daemon (a fake Engine API on a unix
+	// socket) running container "web"; Docker reports the image ID, the
+	// platform's config digest. i-04 pulled the tag after it was re-pushed.
+	docker := func(imageID, repoDigest manifest.Digest) []string {
+		host, _ := runningtest.Docker(t, runningtest.Container{
+			ID: strings.Repeat("c", 64), Name: "web", Reference: "registry.example/store/web:v1",
+			ImageID: imageID.String(), RepoDigests: []string{"registry.example/store/web@" + repoDigest.String()},
+			OS: "linux", Arch: "amd64",
+		})
+		return []string{"DOCKER_HOST=" + host}
 	}
-	urls = append(urls, startAgent(t, "i-04", append(common, "--running", "digest:"+fleettest.Repushed.String(), "--probe", badPage)...))
+	for i := range 3 {
+		urls = append(urls, startAgent(t, fmt.Sprintf("i-0%d", i+1), docker(fleettest.Amd64Cfg, fleettest.Index), append(common, "--running", "docker:web", "--probe", goodPage)...))
+	}
+	urls = append(urls, startAgent(t, "i-04", docker(fleettest.Repushed, fleettest.Repushed), append(common, "--running", "docker:web", "--probe", badPage)...))
 
 	// The healthz endpoints are the load balancer's second gate.
 	for i, u := range urls {

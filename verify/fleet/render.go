@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/lockstep-dev/lockstep/internal/report"
 )
 
 // WriteJSON writes the report as indented JSON (the documented shape).
@@ -58,40 +60,60 @@ func (r *Report) WriteText(w io.Writer) error {
 	return b.Flush()
 }
 
+// section is a markdown table under an optional heading.
+type section struct {
+	title string
+	t     *report.Table
+}
+
 // WriteMarkdown writes the report as GitHub-flavoured markdown, for a job
-// summary.
+// summary: the counts, the groups, the divergent and the unreachable
+// instances.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	b := bufio.NewWriter(w)
 	s := r.Summary
 	icon := map[string]string{ResultMatch: "✅", ResultDivergent: "❌", ResultUnverified: "⚠️"}[s.Result]
-	fmt.Fprintf(b, "## %s Fleet check: %s@%d is %s\n\n", icon, mdEscape(r.Manifest.Release), r.Manifest.Generation, s.Result)
-	fmt.Fprintf(b, "Manifest `%s`.\n\n", r.Manifest.Digest)
-	fmt.Fprintf(b, "| instances | run the release exactly | divergent | unreachable (allowed) |\n| ---: | ---: | ---: | ---: |\n")
-	fmt.Fprintf(b, "| %d | %d | %d | %d (%d) |\n\n", s.Instances, s.Match, s.Divergent, s.Unreachable, s.UnreachableAllowed)
+	fmt.Fprintf(b, "## %s Fleet check: %s@%d is %s\n\nManifest %s.\n\n", icon, report.Cell(r.Manifest.Release), r.Manifest.Generation, s.Result, report.Code(r.Manifest.Digest))
+	counts := report.NewTable("instances", "run the release exactly", "divergent", "unreachable (allowed)")
+	counts.Row(fmt.Sprint(s.Instances), fmt.Sprint(s.Match), fmt.Sprint(s.Divergent), fmt.Sprintf("%d (%d)", s.Unreachable, s.UnreachableAllowed))
+	tables := []section{{"", counts}}
 	if len(r.Groups) > 0 {
-		fmt.Fprintf(b, "### Groups\n\n| instances | | running digest | served-asset fingerprint | generation |\n| ---: | --- | --- | --- | ---: |\n")
+		t := report.NewTable("instances", "", "running digest", "served-asset fingerprint", "generation")
 		for _, g := range r.Groups {
-			fmt.Fprintf(b, "| %d | %s | `%s` | `%s` | %d |\n", g.Count, matchWord(g.Match), orNone(g.Running), orNone(g.Fingerprint), g.Generation)
+			t.Row(fmt.Sprint(g.Count), matchWord(g.Match), report.Code(orNone(g.Running)), report.Code(orNone(g.Fingerprint)), fmt.Sprint(g.Generation))
 		}
-		b.WriteString("\n")
+		tables = append(tables, section{"Groups", t})
 	}
 	if len(r.Divergent) > 0 {
-		fmt.Fprintf(b, "### Divergent\n\n| instance | difference | detail |\n| --- | --- | --- |\n")
+		t := report.NewTable("instance", "difference", "detail")
 		for _, in := range r.Divergent {
 			for _, d := range in.Differences {
-				detail := mdEscape(d.Message)
-				if len(d.Assets) > 0 {
-					detail += ": `" + strings.Join(d.Assets, "`, `") + "`"
+				detail := report.Cell(d.Message)
+				for i, a := range d.Assets {
+					sep := ", "
+					if i == 0 {
+						sep = ": "
+					}
+					detail += sep + report.Code(a)
 				}
-				fmt.Fprintf(b, "| `%s` | %s | %s |\n", mdEscape(in.Name), d.Kind, detail)
+				t.Row(report.Code(in.Name), d.Kind, detail)
 			}
 		}
-		b.WriteString("\n")
+		tables = append(tables, section{"Divergent", t})
 	}
 	if len(r.Unreachable) > 0 {
-		fmt.Fprintf(b, "### Unreachable\n\n| instance | problem | detail |\n| --- | --- | --- |\n")
+		t := report.NewTable("instance", "problem", "detail")
 		for _, in := range r.Unreachable {
-			fmt.Fprintf(b, "| `%s` | %s | %s |\n", mdEscape(in.Name), in.Problem.Kind, mdEscape(in.Problem.Message))
+			t.Row(report.Code(in.Name), in.Problem.Kind, report.Cell(in.Problem.Message))
+		}
+		tables = append(tables, section{"Unreachable", t})
+	}
+	for _, tb := range tables {
+		if tb.title != "" {
+			fmt.Fprintf(b, "### %s\n\n", tb.title)
+		}
+		if err := tb.t.Markdown(b); err != nil {
+			return err
 		}
 		b.WriteString("\n")
 	}
@@ -110,9 +132,4 @@ func orNone(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// mdEscape keeps a value from breaking a markdown table.
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'").Replace(s)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/internal/fleettest"
+	"github.com/lockstep-dev/lockstep/manifest/store"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -74,5 +75,34 @@ func TestReportJSONRoundTrips(t *testing.T) {
 	}
 	if len(r.InUse) != 2 || r.Summary.Result != ResultDivergent || r.Summary.UnreachableAllowed != 1 {
 		t.Errorf("decoded report: inUse %+v summary %+v", r.InUse, r.Summary)
+	}
+}
+
+// The fleet report is what `lockstep gc --in-use` reads.
+func TestReportFeedsGC(t *testing.T) {
+	r := sampleReport(t)
+	var b bytes.Buffer
+	if err := r.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	got, err := store.ParseInUse(b.Bytes())
+	if err != nil {
+		t.Fatalf("store.ParseInUse(report) = %v", err)
+	}
+	want := map[string]bool{}
+	for _, u := range r.InUse {
+		want[u.ManifestDigest] = true
+	}
+	seen := map[string]bool{}
+	for _, d := range got {
+		seen[d.String()] = true
+	}
+	if len(seen) != len(want) || len(want) != 2 {
+		t.Errorf("gc reads %v from the report, want the inUse digests %v", seen, want)
+	}
+	for d := range want {
+		if !seen[d] {
+			t.Errorf("gc does not read %s", d)
+		}
 	}
 }

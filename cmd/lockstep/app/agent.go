@@ -59,7 +59,9 @@ func runAgent(c *cli.Context) error {
 		return err
 	}
 	a := agent.New(agent.Config{
-		Checker: checker, Interval: c.Duration("interval"), Jitter: c.Float64("jitter"),
+		// admission.Check keeps its own --timeout; this only backs it up.
+		Checker: checker, CheckTimeout: c.Duration("timeout") + 10*time.Second,
+		Interval: c.Duration("interval"), Jitter: c.Float64("jitter"),
 		Watch: watch, WatchInterval: c.Duration("watch-interval"),
 		Identity: id, Version: Version, Logger: log,
 	})

@@ -50,7 +50,11 @@ type release struct {
 	files        map[string]string
 }
 
-func newRelease(t *testing.T) release {
+func newRelease(t *testing.T) release { return newReleases(t, 7)[0] }
+
+// newReleases writes one manifest per generation, all of the same assets
+// on one loopback CDN.
+func newReleases(t *testing.T, gens ...int64) []release {
 	t.Helper()
 	files := map[string]string{
 		"assets/app-1a2b.js":  "console.log('v1')\n",
@@ -69,22 +73,27 @@ func newRelease(t *testing.T) release {
 		}
 	})))
 	t.Cleanup(cdn.Close)
-	m := fleettest.Manifest(7)
-	m.Assets.CDN = []string{cdn.URL + "/store/"}
-	m.Assets.Files = nil
-	for _, p := range []string{"assets/app-1a2b.js", "assets/app-3c4d.css", "index.html"} {
-		m.Assets.Files = append(m.Assets.Files, manifest.File{Path: p, Size: int64(len(files[p])), SHA256: manifest.SHA256([]byte(files[p])).Hex})
+	dir := t.TempDir()
+	var out []release
+	for _, gen := range gens {
+		m := fleettest.Manifest(gen)
+		m.Assets.CDN = []string{cdn.URL + "/store/"}
+		m.Assets.Files = nil
+		for _, p := range []string{"assets/app-1a2b.js", "assets/app-3c4d.css", "index.html"} {
+			m.Assets.Files = append(m.Assets.Files, manifest.File{Path: p, Size: int64(len(files[p])), SHA256: manifest.SHA256([]byte(files[p])).Hex})
+		}
+		m.Assets.Fingerprint = manifest.Fingerprint(m.Assets.Files)
+		raw, err := m.Indent()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("release-%d.json", gen))
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, release{manifestPath: path, cdnBase: cdn.URL + "/store/", files: files})
 	}
-	m.Assets.Fingerprint = manifest.Fingerprint(m.Assets.Files)
-	raw, err := m.Indent()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "release.json")
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return release{manifestPath: path, cdnBase: cdn.URL + "/store/", files: files}
+	return out
 }
 
 // page serves the instance's own page, referencing assets under the CDN.
@@ -106,6 +115,30 @@ func page(t *testing.T, cdnBase string, assets ...string) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/"
+}
+
+// status reads an agent's status.
+func status(t *testing.T, url string) agent.Status {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st agent.Status
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// run runs lockstep to completion and fails the test unless it exits 0.
+func run(t *testing.T, args ...string) {
+	t.Helper()
+	out, err := exec.Command(lockstep, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("lockstep %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
 }
 
 // startAgent starts `lockstep agent` for one instance and waits until it
@@ -224,5 +257,37 @@ func TestFleetOfAgentProcesses(t *testing.T) {
 	}
 	if len(r.Groups) != 2 || r.Groups[0].Count != 3 || !r.Groups[0].Match {
 		t.Errorf("groups = %+v, want the 3 matching together", r.Groups)
+	}
+}
+
+// An agent that follows a store channel checks again as soon as the channel
+// moves, not at its next interval (an hour away).
+func TestAgentFollowsTheChannel(t *testing.T) {
+	rels := newReleases(t, 7, 8)
+	storeDir := t.TempDir()
+	run(t, "publish", "--store", storeDir, rels[0].manifestPath)
+	host, _ := runningtest.Docker(t, runningtest.Container{
+		ID: strings.Repeat("c", 64), Name: "web", ImageID: fleettest.Amd64Cfg.String(), OS: "linux", Arch: "amd64",
+	})
+	url := startAgent(t, "i-01", []string{"DOCKER_HOST=" + host},
+		"--store", storeDir, "--release", "store-web", "--insecure-allow-unsigned", "--image", "web", "--platform", "linux/amd64",
+		"--running", "docker:web", "--watch-interval", "100ms")
+	if st := status(t, url); st.State != agent.StateAdmitted || st.Manifest == nil || st.Manifest.Generation != 7 || st.Checks != 1 {
+		t.Fatalf("first status: %s, manifest %+v, %d checks; want admitted on generation 7", st.State, st.Manifest, st.Checks)
+	}
+	run(t, "publish", "--store", storeDir, rels[1].manifestPath)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := status(t, url)
+		if st.Manifest != nil && st.Manifest.Generation == 8 {
+			if st.State != agent.StateAdmitted || st.Checks != 2 {
+				t.Errorf("after the move: %s after %d checks, want admitted after 2", st.State, st.Checks)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the channel moved to generation 8 and the agent still checks against %+v after %d checks", st.Manifest, st.Checks)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -134,7 +134,28 @@ func (o *Options) instance(ctx context.Context, hc *http.Client, m *manifest.Sig
 }
 
 // fetch gets and decodes one status.
-func (o *Options) fetch(ctx context.Context, hc *http.Client, t Target) (*agent.Status, *Problem) {
+// status is the part of an agent's status (agent.Status, the documented
+// shape) that the fleet check reads. Decoding only these fields keeps the
+// check working across agent versions whose decisions carry more.
+type status struct {
+	APIVersion string             `json:"apiVersion"`
+	Kind       string             `json:"kind"`
+	Instance   agent.Identity     `json:"instance"`
+	State      string             `json:"state"`
+	Image      string             `json:"image"`
+	Platform   string             `json:"platform"`
+	Running    *agent.Running     `json:"running"`
+	Manifest   *agent.ManifestRef `json:"manifest"`
+	Assets     *agent.AssetStatus `json:"assets"`
+	Decision   *struct {
+		Findings []struct {
+			Kind string `json:"kind"`
+		} `json:"findings"`
+	} `json:"decision"`
+	CheckedAt *time.Time `json:"checkedAt"`
+}
+
+func (o *Options) fetch(ctx context.Context, hc *http.Client, t Target) (*status, *Problem) {
 	if t.URL == "" {
 		return nil, &Problem{Kind: ProblemNoAddress, Message: "the instance has no private address"}
 	}
@@ -172,7 +193,7 @@ func (o *Options) fetch(ctx context.Context, hc *http.Client, t Target) (*agent.
 	if int64(len(body)) > o.MaxBody {
 		return nil, &Problem{Kind: ProblemOversized, Message: fmt.Sprintf("the status is larger than %d bytes", o.MaxBody)}
 	}
-	var st agent.Status
+	var st status
 	if err := json.Unmarshal(body, &st); err != nil {
 		return nil, &Problem{Kind: ProblemInvalid, Message: "the status is not valid JSON: " + err.Error()}
 	}
@@ -191,7 +212,7 @@ func netProblem(ctx context.Context, err error) *Problem {
 }
 
 // compare lists how st differs from the release m (whose digest is md).
-func compare(m *manifest.Manifest, md manifest.Digest, st *agent.Status) []Difference {
+func compare(m *manifest.Manifest, md manifest.Digest, st *status) []Difference {
 	var diffs []Difference
 	var running manifest.Digest
 	if st.Running != nil {
@@ -236,7 +257,7 @@ func compare(m *manifest.Manifest, md manifest.Digest, st *agent.Status) []Diffe
 		d := Difference{Kind: DiffNotAdmitted, Got: st.State, Want: []string{agent.StateAdmitted}, Message: "its agent " + st.State + " it"}
 		if st.Decision != nil {
 			for _, f := range st.Decision.Findings {
-				d.Findings = append(d.Findings, string(f.Kind))
+				d.Findings = append(d.Findings, f.Kind)
 			}
 		}
 		diffs = append(diffs, d)

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -274,5 +275,25 @@ func TestThreshold(t *testing.T) {
 				t.Errorf("err = %v, want an *UnavailableError", err)
 			}
 		}
+	}
+}
+
+// A newer agent's status, with fields this version does not know and a
+// decision of another shape, is still read.
+func TestCheckReadsNewerStatuses(t *testing.T) {
+	b, err := json.Marshal(agenttest.Agent(t, agenttest.Good("i-new")).Status())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	json.Unmarshal(b, &doc)
+	doc["futureField"] = map[string]any{"x": 1}
+	doc["decision"].(map[string]any)["durationNanos"] = "1.5s"
+	b, _ = json.Marshal(doc)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(b) }))
+	defer srv.Close()
+	r, err := Check(context.Background(), fleettest.Signed(t, 7), targetsOf(srv.URL+StatusPath), Options{})
+	if err != nil || r.Summary.Match != 1 {
+		t.Errorf("Check(newer status) = %+v, %v; unreachable %+v", r.Summary, err, r.Unreachable)
 	}
 }

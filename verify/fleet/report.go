@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/admission/agent"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verify"
 )
@@ -169,7 +168,7 @@ type InUse struct {
 	Instances      int      `json:"instances"`
 }
 
-func (in *Instance) fill(st *agent.Status) {
+func (in *Instance) fill(st *status) {
 	if st.Instance.InstanceID != "" {
 		in.InstanceID = st.Instance.InstanceID
 	}

@@ -2,21 +2,14 @@ package agent
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
+
+	"github.com/lockstep-dev/lockstep/internal/fleettest"
 )
 
 func TestServeOptionsCheck(t *testing.T) {
@@ -69,59 +62,6 @@ func TestToken(t *testing.T) {
 	}
 }
 
-// testPKI writes a CA, a server certificate for 127.0.0.1 and a client
-// certificate, and returns their file names.
-type testPKI struct {
-	caFile, serverCert, serverKey string
-	client                        tls.Certificate
-	roots                         *x509.CertPool
-}
-
-func newPKI(t *testing.T) testPKI {
-	t.Helper()
-	dir := t.TempDir()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	issue := func(serial int64, usage x509.ExtKeyUsage, ip bool) ([]byte, *ecdsa.PrivateKey) {
-		k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "leaf"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			ExtKeyUsage: []x509.ExtKeyUsage{usage}, KeyUsage: x509.KeyUsageDigitalSignature}
-		if ip {
-			tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &k.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return der, k
-	}
-	write := func(name, typ string, b []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	sDER, sKey := issue(2, x509.ExtKeyUsageServerAuth, true)
-	cDER, cKey := issue(3, x509.ExtKeyUsageClientAuth, false)
-	skb, _ := x509.MarshalECPrivateKey(sKey)
-	p := testPKI{
-		caFile:     write("ca.pem", "CERTIFICATE", caDER),
-		serverCert: write("server.pem", "CERTIFICATE", sDER),
-		serverKey:  write("server.key", "EC PRIVATE KEY", skb),
-		client:     tls.Certificate{Certificate: [][]byte{cDER}, PrivateKey: cKey},
-		roots:      x509.NewCertPool(),
-	}
-	p.roots.AddCert(ca)
-	return p
-}
-
 // serve runs the agent's server on a loopback port and returns its address.
 func serve(t *testing.T, a *Agent, o ServeOptions) string {
 	t.Helper()
@@ -145,8 +85,8 @@ func serve(t *testing.T, a *Agent, o ServeOptions) string {
 }
 
 func TestServeClientCertificates(t *testing.T) {
-	pki := newPKI(t)
-	cfg, err := ServerTLS(pki.serverCert, pki.serverKey, pki.caFile)
+	pki := fleettest.NewPKI(t)
+	cfg, err := ServerTLS(pki.ServerCert, pki.ServerKey, pki.CAFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +94,7 @@ func TestServeClientCertificates(t *testing.T) {
 	a.CheckNow(context.Background())
 	addr := serve(t, a, ServeOptions{Addr: "127.0.0.1:0", TLS: cfg})
 	client := func(certs ...tls.Certificate) *http.Client {
-		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.roots, Certificates: certs}}}
+		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.Roots, Certificates: certs}}}
 	}
 	tests := []struct {
 		name   string
@@ -165,7 +105,7 @@ func TestServeClientCertificates(t *testing.T) {
 		{"status without a certificate", client(), "/v1/status", http.StatusUnauthorized},
 		{"metrics without a certificate", client(), "/metrics", http.StatusUnauthorized},
 		{"healthz without a certificate", client(), "/healthz", http.StatusOK},
-		{"status with a certificate", client(pki.client), "/v1/status", http.StatusOK},
+		{"status with a certificate", client(pki.Client), "/v1/status", http.StatusOK},
 	}
 	for _, tt := range tests {
 		resp, err := tt.client.Get("https://" + addr + tt.path)

@@ -179,3 +179,23 @@ func TestFleetCheckCLIDiscoversThroughAWS(t *testing.T) {
 		t.Errorf("AWS calls = %v", calls)
 	}
 }
+
+func TestFleetCheckCLIClientCertificates(t *testing.T) {
+	pki := fleettest.NewPKI(t)
+	cfg, err := agent.ServerTLS(pki.ServerCert, pki.ServerKey, pki.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(agenttest.Agent(t, agenttest.Good("i-01")).Handler(agent.ServeOptions{TLS: cfg}))
+	srv.TLS = cfg
+	srv.StartTLS()
+	defer srv.Close()
+	m, targets := fleetFixture(t, srv.URL+fleet.StatusPath)
+	base := []string{"fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--targets", "file:" + targets, "--ca-cert", pki.CAFile}
+	if code, out, errOut := runFleetCLI(t, base...); code != ExitUnverified || !strings.Contains(out, "unauthorized") {
+		t.Errorf("without a client certificate: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := runFleetCLI(t, append(base, "--client-cert", pki.ClientCert, "--client-key", pki.ClientKey)...); code != ExitOK {
+		t.Errorf("with a client certificate: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

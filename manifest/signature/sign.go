@@ -9,8 +9,8 @@ import (
 	"fmt"
 
 	cbundle "github.com/sigstore/cosign/v2/pkg/cosign/bundle"
-	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
+	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/options"
 	"google.golang.org/protobuf/encoding/protojson"

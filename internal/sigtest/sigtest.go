@@ -53,8 +53,13 @@ func PublicPEM(t testing.TB, sv sigsig.PublicKeyProvider) []byte {
 	return b
 }
 
-// OIDIssuerV2 is Fulcio's OIDC-issuer extension (a DER UTF8String).
-var OIDIssuerV2 = asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 57264, 1, 8}
+// Fulcio's OIDC-issuer extensions: V1 holds the raw string (what cosign's
+// image verification reads), V2 a DER UTF8String (what sigstore-go reads).
+// Fulcio writes both.
+var (
+	OIDIssuerV1 = asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 57264, 1, 1}
+	OIDIssuerV2 = asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 57264, 1, 8}
+)
 
 // CA is a test certificate authority: a root and an intermediate, as
 // Fulcio has.
@@ -97,7 +102,7 @@ func NewCA(t testing.TB) *CA {
 
 // Leaf issues a short-lived code-signing certificate for a new key, with
 // identity as its SAN (an email, or a URI when it has a scheme) and issuer
-// in the Fulcio OIDC-issuer extension. It returns the key and the
+// in the Fulcio OIDC-issuer extensions. It returns the key and the
 // certificate.
 func (ca *CA) Leaf(t testing.TB, identity, issuer string) (sigsig.SignerVerifier, *x509.Certificate) {
 	t.Helper()
@@ -113,7 +118,7 @@ func (ca *CA) Leaf(t testing.TB, identity, issuer string) (sigsig.SignerVerifier
 		NotAfter:        now.Add(time.Hour),
 		KeyUsage:        x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:     []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning},
-		ExtraExtensions: []pkix.Extension{{Id: OIDIssuerV2, Value: ext}},
+		ExtraExtensions: []pkix.Extension{{Id: OIDIssuerV1, Value: []byte(issuer)}, {Id: OIDIssuerV2, Value: ext}},
 	}
 	if strings.Contains(identity, "://") {
 		u, err := url.Parse(identity)

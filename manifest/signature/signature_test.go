@@ -299,3 +299,24 @@ func TestOptionsCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestAllowUnsigned(t *testing.T) {
+	ctx := context.Background()
+	key := sigtest.Key(t)
+	raw := testManifest(t)
+	byOther, _ := signature.Sign(ctx, sigtest.Key(t), raw, signature.SignOptions{})
+	good, _ := signature.Sign(ctx, key, raw, signature.SignOptions{})
+	v := signature.AllowUnsigned(keyVerifier(t, key))
+	if err := v.Verify(ctx, signed(t, raw, nil, nil)); err != nil {
+		t.Errorf("AllowUnsigned(key).Verify(unsigned) = %v, want nil", err)
+	}
+	if err := v.Verify(ctx, signed(t, raw, good.Base64, nil)); err != nil {
+		t.Errorf("AllowUnsigned(key).Verify(signed) = %v, want nil", err)
+	}
+	if err := v.Verify(ctx, signed(t, raw, byOther.Base64, nil)); !verify.IsMismatch(err) {
+		t.Errorf("AllowUnsigned(key).Verify(another key's signature) = %v, want a refusal", err)
+	}
+	if err := signature.AllowUnsigned(nil).Verify(ctx, signed(t, raw, byOther.Base64, nil)); err != nil {
+		t.Errorf("AllowUnsigned(nil).Verify = %v, want nil", err)
+	}
+}

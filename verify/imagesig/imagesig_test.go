@@ -242,10 +242,16 @@ func TestCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := keyVerifier(t, key, imagesig.Policy{}, cache)
+	before := reg.requests()
 	if err := v.Verify(ctx, []manifest.Image{im}); err != nil {
 		t.Fatal(err)
 	}
-	before := reg.requests()
+	// Cold: the registry's ping, the signature image's manifest, its one
+	// layer; each read once.
+	if n := reg.requests() - before; n > 3 {
+		t.Errorf("cold Verify of one digest sent %d requests, want at most 3", n)
+	}
+	before = reg.requests()
 	if err := v.Verify(ctx, []manifest.Image{im}); err != nil {
 		t.Fatal(err)
 	}

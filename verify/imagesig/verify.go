@@ -16,6 +16,7 @@ import (
 	"github.com/sigstore/cosign/v2/pkg/cosign"
 	"github.com/sigstore/cosign/v2/pkg/oci"
 	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
+	"github.com/sigstore/cosign/v2/pkg/oci/static"
 	"github.com/sigstore/sigstore-go/pkg/root"
 
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -42,6 +43,7 @@ type Options struct {
 // Verifier verifies image signatures. It is safe for concurrent use.
 type Verifier struct {
 	opt   Options
+	pull  *remote.Puller // reuses the registry's ping and token across fetches
 	co    *cosign.CheckOpts
 	trust string // the cache key's prefix: a fingerprint of opt.Trust
 	log   *slog.Logger
@@ -66,7 +68,11 @@ func New(o Options) (*Verifier, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Verifier{opt: o, co: co, trust: trustKey(o.Trust), log: log}, nil
+	pull, err := remote.NewPuller(o.Remote...)
+	if err != nil {
+		return nil, err
+	}
+	return &Verifier{opt: o, pull: pull, co: co, trust: trustKey(o.Trust), log: log}, nil
 }
 
 // trustKey fingerprints the trust settings, so that a digest verified
@@ -161,7 +167,8 @@ func (v *Verifier) fetch(ctx context.Context, repo string, d manifest.Digest) ([
 		return nil, &manifest.ValidationError{Field: "images.repository", Reason: fmt.Sprintf("%q: %v", repo, err), Err: err}
 	}
 	dep := "registry " + r.RegistryStr()
-	opts := []ociremote.Option{ociremote.WithRemoteOptions(append([]remote.Option{remote.WithContext(ctx)}, v.opt.Remote...)...)}
+	ropts := append(append([]remote.Option(nil), v.opt.Remote...), remote.WithContext(ctx), remote.Reuse(v.pull))
+	opts := []ociremote.Option{ociremote.WithRemoteOptions(ropts...)}
 	tag, err := ociremote.SignatureTag(r.Digest(d.String()), opts...)
 	if err != nil {
 		return nil, verify.Unavailable(dep, err)
@@ -173,6 +180,12 @@ func (v *Verifier) fetch(ctx context.Context, repo string, d manifest.Digest) ([
 	list, err := sigs.Get()
 	if err != nil {
 		return nil, verify.Unavailable(dep, fmt.Errorf("reading signatures %s: %w", tag, err))
+	}
+	// Read each signature layer once, into memory.
+	for i, s := range list {
+		if list[i], err = static.Copy(s); err != nil {
+			return nil, verify.Unavailable(dep, fmt.Errorf("reading signatures %s: %w", tag, err))
+		}
 	}
 	return list, nil
 }

@@ -335,3 +335,40 @@ func TestErrorsJoinRefusalsFirst(t *testing.T) {
 		t.Errorf("Verify(a signed, b not) = %v, want a refusal of image b", err)
 	}
 }
+
+// TestConcurrentVerify shares one verifier and a small cache (evicting)
+// between goroutines; run with -race.
+func TestConcurrentVerify(t *testing.T) {
+	ctx := context.Background()
+	reg := newRegistry(t)
+	key := sigtest.Key(t)
+	var images []manifest.Image
+	for i := 0; i < 3; i++ {
+		d := pushImage(t, reg, "app/c", "v"+string(rune('0'+i)))
+		sigtest.SignImage(t, d, key, nil, nil, nil)
+		images = append(images, pin(t, "c", d))
+	}
+	cache, err := imagesig.NewCache(imagesig.CacheOptions{MaxEntries: 2, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := keyVerifier(t, key, imagesig.Policy{}, cache)
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func(g int) {
+			var err error
+			for i := 0; i < 10 && err == nil; i++ {
+				err = v.Verify(ctx, images[(g+i)%3:(g+i)%3+1])
+			}
+			errs <- err
+		}(g)
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if cache.Len() > 2 {
+		t.Errorf("cache holds %d entries, bound 2", cache.Len())
+	}
+}

@@ -36,7 +36,7 @@ func (ts timings) report(b *testing.B) {
 		return
 	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
-	q := func(p float64) float64 { return float64(ts[int(p*float64(len(ts)-1))].Microseconds()) }
+	q := func(p float64) float64 { return float64(ts[int(p*float64(len(ts)-1))]) / 1e3 }
 	b.ReportMetric(q(0.50), "p50-µs")
 	b.ReportMetric(q(0.99), "p99-µs")
 }

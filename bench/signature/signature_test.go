@@ -22,19 +22,21 @@ import (
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
-// timings records each operation's latency and reports p50 and p99.
-type timings []time.Duration
-
-func (ts *timings) time(f func()) {
-	t0 := time.Now()
-	f()
-	*ts = append(*ts, time.Since(t0))
-}
-
-func (ts timings) report(b *testing.B) {
-	if len(ts) == 0 {
-		return
+// measure runs op b.N times, timing each run, and reports p50 and p99
+// beside the mean.
+func measure(b *testing.B, op func() error) {
+	b.Helper()
+	ts := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		err := op()
+		ts = append(ts, time.Since(t0))
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
+	b.StopTimer()
 	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
 	q := func(p float64) float64 { return float64(ts[int(p*float64(len(ts)-1))]) / 1e3 }
 	b.ReportMetric(q(0.50), "p50-µs")
@@ -90,16 +92,7 @@ func BenchmarkImageSignatureCold(b *testing.B) {
 	ctx := context.Background()
 	v := f.verifier(b, nil)
 	images := []manifest.Image{f.im}
-	var ts timings
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		ts.time(func() {
-			if err := v.Verify(ctx, images); err != nil {
-				b.Fatal(err)
-			}
-		})
-	}
-	ts.report(b)
+	measure(b, func() error { return v.Verify(ctx, images) })
 }
 
 // BenchmarkImageSignatureWarm: the digest verified before, from the
@@ -113,16 +106,7 @@ func BenchmarkImageSignatureWarm(b *testing.B) {
 	if err := v.Verify(ctx, images); err != nil {
 		b.Fatal(err)
 	}
-	var ts timings
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		ts.time(func() {
-			if err := v.Verify(ctx, images); err != nil {
-				b.Fatal(err)
-			}
-		})
-	}
-	ts.report(b)
+	measure(b, func() error { return v.Verify(ctx, images) })
 }
 
 // BenchmarkImageSignatureEmbedded: the boot gate's path with embedded
@@ -137,16 +121,7 @@ func BenchmarkImageSignatureEmbedded(b *testing.B) {
 		b.Fatal(err)
 	}
 	m := &manifest.Manifest{Images: []manifest.Image{f.im}, Verification: emb}
-	var ts timings
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		ts.time(func() {
-			if err := v.VerifyEmbedded(ctx, m); err != nil {
-				b.Fatal(err)
-			}
-		})
-	}
-	ts.report(b)
+	measure(b, func() error { return v.VerifyEmbedded(ctx, m) })
 }
 
 // BenchmarkCosignCLI: `cosign verify --key --offline --insecure-ignore-tlog`
@@ -155,16 +130,12 @@ func BenchmarkCosignCLI(b *testing.B) {
 	cosign := sigtest.RequireCosign(b)
 	f := setup(b)
 	dir := b.TempDir()
-	var ts timings
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		ts.time(func() {
-			if out, err := cosign.Run(dir, "verify", "--key", f.pub, "--offline", "--insecure-ignore-tlog", "--allow-http-registry", "--allow-insecure-registry", f.ref.String()); err != nil {
-				b.Fatalf("cosign verify: %v\n%s", err, out)
-			}
-		})
-	}
-	ts.report(b)
+	measure(b, func() error {
+		if out, err := cosign.Run(dir, "verify", "--key", f.pub, "--offline", "--insecure-ignore-tlog", "--allow-http-registry", "--allow-insecure-registry", f.ref.String()); err != nil {
+			return fmt.Errorf("cosign verify: %v\n%s", err, out)
+		}
+		return nil
+	})
 }
 
 // manifestOf returns a valid manifest with n assets.
@@ -217,17 +188,8 @@ func BenchmarkManifestSignature(b *testing.B) {
 				} else {
 					c.Bundle = sig.Bundle
 				}
-				var ts timings
 				b.SetBytes(int64(len(raw)))
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					ts.time(func() {
-						if err := v.Verify(ctx, &c); err != nil {
-							b.Fatal(err)
-						}
-					})
-				}
-				ts.report(b)
+				measure(b, func() error { return v.Verify(ctx, &c) })
 			})
 		}
 	}

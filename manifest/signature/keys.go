@@ -60,22 +60,31 @@ func (e *KeyError) Unwrap() error { return e.Err }
 // be loaded is a *KeyError; a KMS that cannot be reached an
 // *verify.UnavailableError.
 func LoadSigner(ctx context.Context, ref string, pass PassFunc) (sigsig.SignerVerifier, error) {
-	if IsKMS(ref) {
-		sv, err := kms.Get(ctx, ref, crypto.SHA256)
-		if err != nil {
-			return nil, kmsError(ref, err)
-		}
-		return sv, nil
-	}
-	raw, err := os.ReadFile(ref)
-	if err != nil {
-		return nil, &KeyError{Ref: ref, Err: err}
+	k, raw, err := readKey(ctx, ref)
+	if err != nil || k != nil {
+		return k, err
 	}
 	sv, err := signerFromPEM(raw, pass)
 	if err != nil {
 		return nil, &KeyError{Ref: ref, Err: err}
 	}
 	return sv, nil
+}
+
+// readKey returns the KMS key ref names, or else the bytes of the key file.
+func readKey(ctx context.Context, ref string) (kms.SignerVerifier, []byte, error) {
+	if IsKMS(ref) {
+		sv, err := kms.Get(ctx, ref, crypto.SHA256)
+		if err != nil {
+			return nil, nil, kmsError(ref, err)
+		}
+		return sv, nil, nil
+	}
+	raw, err := os.ReadFile(ref)
+	if err != nil {
+		return nil, nil, &KeyError{Ref: ref, Err: err}
+	}
+	return nil, raw, nil
 }
 
 func signerFromPEM(raw []byte, pass PassFunc) (sigsig.SignerVerifier, error) {
@@ -110,16 +119,9 @@ func signerFromPEM(raw []byte, pass PassFunc) (sigsig.SignerVerifier, error) {
 // (cosign.pub) or a KMS URI. A key that cannot be loaded is a *KeyError; a
 // KMS that cannot be reached an *verify.UnavailableError.
 func LoadVerifier(ctx context.Context, ref string) (sigsig.Verifier, error) {
-	if IsKMS(ref) {
-		sv, err := kms.Get(ctx, ref, crypto.SHA256)
-		if err != nil {
-			return nil, kmsError(ref, err)
-		}
-		return sv, nil
-	}
-	raw, err := os.ReadFile(ref)
-	if err != nil {
-		return nil, &KeyError{Ref: ref, Err: err}
+	k, raw, err := readKey(ctx, ref)
+	if err != nil || k != nil {
+		return k, err
 	}
 	v, err := VerifierFromPEM(raw)
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/options"
 	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/lockstep-dev/lockstep/verify"
 )
 
 // Signature is what signing a manifest produces.
@@ -38,12 +40,12 @@ type SignOptions struct {
 	Certificate *x509.Certificate
 }
 
-// Sign signs raw, the manifest file's exact bytes, with sv. An error from
-// a KMS signer is returned wrapped.
+// Sign signs raw, the manifest file's exact bytes, with sv. A signer that
+// fails (a KMS that cannot be reached) is an *verify.UnavailableError.
 func Sign(ctx context.Context, sv sigsig.SignerVerifier, raw []byte, opt SignOptions) (*Signature, error) {
 	sig, err := sv.SignMessage(bytes.NewReader(raw), options.WithContext(ctx))
 	if err != nil {
-		return nil, fmt.Errorf("signing: %w", err)
+		return nil, verify.Unavailable("signer", fmt.Errorf("signing: %w", err))
 	}
 	out := &Signature{Base64: []byte(base64.StdEncoding.EncodeToString(sig))}
 	if opt.Bundle || opt.Certificate != nil {

@@ -99,6 +99,12 @@ func TestSignAndVerifyCommands(t *testing.T) {
 	if code, out, errs := run(t, "manifest", "verify", "--key", pub, "--bundle", bundle, m); code != 0 {
 		t.Errorf("manifest verify --bundle = %d, %q, %q", code, out, errs)
 	}
+	// A bundle beside the manifest (MANIFEST.sigstore.json) is found.
+	os.Rename(bundle, m+".sigstore.json")
+	if code, out, errs := run(t, "manifest", "verify", "--key", pub, m); code != 0 {
+		t.Errorf("manifest verify with the bundle beside = %d, %q, %q", code, out, errs)
+	}
+	os.Remove(m + ".sigstore.json")
 	if code, out, _ := run(t, "manifest", "verify", "--key", pub, m); code != ExitMismatch || !strings.Contains(out, "unsigned") {
 		t.Errorf("manifest verify of an unsigned manifest = %d, %q; want 1, unsigned", code, out)
 	}

@@ -148,16 +148,27 @@ func kmsError(ref string, err error) error {
 }
 
 // Fingerprint returns "SHA256:" and the hex SHA-256 of the public key's
-// PKIX (DER) encoding, a stable name for a key in messages and caches.
+// PKIX (DER) encoding, a stable name for a key in messages and caches, or
+// "unknown key" when the public key cannot be read (see KeyFingerprint).
 func Fingerprint(v sigsig.Verifier) string {
-	pub, err := v.PublicKey()
+	fp, err := KeyFingerprint(v)
 	if err != nil {
 		return "unknown key"
+	}
+	return fp
+}
+
+// KeyFingerprint is Fingerprint with the error of reading the public key
+// (a KMS that cannot be reached).
+func KeyFingerprint(v sigsig.Verifier) (string, error) {
+	pub, err := v.PublicKey()
+	if err != nil {
+		return "", err
 	}
 	der, err := cryptoutils.MarshalPublicKeyToDER(pub)
 	if err != nil {
-		return "unknown key"
+		return "", err
 	}
 	sum := sha256.Sum256(der)
-	return "SHA256:" + hex.EncodeToString(sum[:])
+	return "SHA256:" + hex.EncodeToString(sum[:]), nil
 }

@@ -50,7 +50,8 @@ type Verifier struct {
 }
 
 // New returns a Verifier, or an error for trust options that do not make
-// sense.
+// sense, or an *verify.UnavailableError when the key's public key cannot
+// be read (a KMS that cannot be reached).
 func New(o Options) (*Verifier, error) {
 	if err := o.Trust.Check(); err != nil {
 		return nil, err
@@ -60,6 +61,12 @@ func New(o Options) (*Verifier, error) {
 	}
 	if o.Policy.Index == "" {
 		o.Policy.Index = EveryPlatform
+	}
+	if o.Trust.Key != nil {
+		// The cache key names the key: it must be known.
+		if _, err := signature.KeyFingerprint(o.Trust.Key); err != nil {
+			return nil, verify.Unavailable("signing key", fmt.Errorf("reading the public key: %w", err))
+		}
 	}
 	co := o.Trust.CheckOpts()
 	co.Offline = true // never look an entry up in Rekor: bundles are verified offline

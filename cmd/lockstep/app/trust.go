@@ -178,7 +178,10 @@ func imageVerifierFromFlags(c *cli.Context, platforms []string, remote []remote.
 		Cache:  cache,
 		Logger: logger(c),
 	})
-	if err != nil {
+	switch {
+	case verify.IsUnavailable(err):
+		return nil, err
+	case err != nil:
 		return nil, usage(err)
 	}
 	return v, nil

@@ -46,6 +46,7 @@ func New() *cli.App {
 			admitCommand(),
 			cdnCommand(),
 			webhookCommand(),
+			signCommand(), manifestCommand(),
 		},
 	}
 }

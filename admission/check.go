@@ -48,8 +48,9 @@ type GenerationGuard interface {
 type Config struct {
 	// Source yields the manifest; Verifier checks its signature. With a
 	// nil Verifier the manifest is refused (manifest-unsigned) unless
-	// AllowUnsigned, in which case it is accepted and every decision says
-	// so with a warning finding.
+	// AllowUnsigned. AllowUnsigned (--insecure-allow-unsigned) makes every
+	// decision say so, with Unsigned and a warning finding; a Verifier
+	// given with it still refuses a wrong signature.
 	Source        manifest.Source
 	Verifier      manifest.Verifier
 	AllowUnsigned bool
@@ -332,8 +333,13 @@ func (c *checker) manifest(ctx context.Context, s *manifest.Signed, err error) *
 	c.update(func(d *Decision) {
 		d.Release, d.Generation, d.ManifestDigest, d.ManifestLocation = m.Release.Name, m.Release.Generation, s.Digest, s.Location
 	})
-	switch {
-	case cfg.Verifier != nil:
+	if cfg.Verifier == nil && !cfg.AllowUnsigned {
+		c.add(Finding{Kind: KindManifestUnsigned, Subject: m.ID(), Message: "no verifier configured and unsigned manifests are not allowed"})
+		return nil
+	}
+	if cfg.Verifier != nil {
+		// With AllowUnsigned the verifier still refuses a wrong signature;
+		// it only lets a missing one pass.
 		if err := cfg.Verifier.Verify(ctx, s); err != nil {
 			if verify.IsUnavailable(err) {
 				c.unreachable("manifest signature", err)
@@ -342,13 +348,12 @@ func (c *checker) manifest(ctx context.Context, s *manifest.Signed, err error) *
 			}
 			return nil
 		}
-	case cfg.AllowUnsigned:
+	}
+	if cfg.AllowUnsigned {
+		// Every report says that signatures were not required.
 		c.update(func(d *Decision) { d.Unsigned = true })
 		c.add(Finding{Kind: KindManifestUnsigned, Severity: Warn, Subject: m.ID(),
-			Message: "the manifest's signature was not verified (--insecure-allow-unsigned)"})
-	default:
-		c.add(Finding{Kind: KindManifestUnsigned, Subject: m.ID(), Message: "no verifier configured and unsigned manifests are not allowed"})
-		return nil
+			Message: "unsigned manifests are accepted (--insecure-allow-unsigned): this manifest's signature may not have been verified"})
 	}
 	if cfg.Guard != nil {
 		if err := cfg.Guard.Check(ctx, m.Release.Name, m.Release.Generation); err != nil {

@@ -159,7 +159,7 @@ func (s *State) Accept(m *manifest.Signed) error {
 	for _, f := range []struct {
 		ext  string
 		data []byte
-	}{{".json", m.Raw}, {".sig", m.Signature}, {".bundle", m.Bundle}} {
+	}{{".json", m.Raw}, {".sig", m.Signature}, {".sigstore.json", m.Bundle}} {
 		if f.ext != ".json" && len(f.data) == 0 {
 			if err := os.Remove(base + f.ext); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("writing trusted state: %w", err)
@@ -204,7 +204,7 @@ func (s *State) Cached(release string) (m *manifest.Signed, at time.Time, ok boo
 	if m.Signature, err = readOptional(base + ".sig"); err != nil {
 		return nil, time.Time{}, false, err
 	}
-	if m.Bundle, err = readOptional(base + ".bundle"); err != nil {
+	if m.Bundle, err = readOptional(base + ".sigstore.json"); err != nil {
 		return nil, time.Time{}, false, err
 	}
 	return m, rec.AcceptedAt, true, nil

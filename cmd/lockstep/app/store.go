@@ -43,7 +43,7 @@ func storeBy(c *cli.Context) string {
 func publishCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "publish",
-		Usage:     "store a manifest (with MANIFEST.sig and MANIFEST.bundle beside it) and move a channel to it",
+		Usage:     "store a manifest (with MANIFEST.sig and MANIFEST.sigstore.json beside it) and move a channel to it",
 		ArgsUsage: "MANIFEST",
 		Flags:     []cli.Flag{storeURLFlag(), storeChannelFlag(), storeByFlag(), formatFlag("text", "json")},
 		Action: func(c *cli.Context) error {
@@ -79,23 +79,13 @@ func publishCommand() *cli.Command {
 }
 
 // storeReadManifest reads a manifest file with its signature (FILE.sig)
-// and Sigstore bundle (FILE.bundle), where they are.
+// and Sigstore bundle (FILE.sigstore.json), where they are.
 func storeReadManifest(ctx context.Context, path string) (*manifest.Signed, error) {
 	s, err := manifest.FileSource{Path: path}.Fetch(ctx)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, usage(err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	b, err := os.ReadFile(path + ".bundle")
-	switch {
-	case err == nil:
-		s.Bundle = b
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("reading bundle: %w", err)
-	}
-	return s, nil
+	return s, err
 }
 
 func statusCommand() *cli.Command {

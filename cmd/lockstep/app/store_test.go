@@ -46,7 +46,7 @@ func storeTestManifests(t *testing.T, dir string, n int64) []*manifest.Signed {
 		if g == 1 {
 			s := storetest.Signed(m)
 			os.WriteFile(p+".sig", s.Signature, 0o644)
-			os.WriteFile(p+".bundle", s.Bundle, 0o644)
+			os.WriteFile(p+".sigstore.json", s.Bundle, 0o644)
 		}
 		out = append(out, m)
 	}

@@ -1,0 +1,129 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/lockstep-dev/lockstep/manifest"
+)
+
+// reference is a parsed image reference: a repository, a tag (given or the
+// default "latest") and, if pinned, a digest.
+type reference struct {
+	given string
+	// base is given without "@digest": the spelling kept in pinned forms.
+	base     string
+	repo     name.Repository
+	tag      string
+	explicit bool // the tag was written, not defaulted
+	digest   manifest.Digest
+}
+
+// parseReference parses s as "repo[:tag][@sha256:hex]", with Docker Hub
+// normalisation ("nginx" is index.docker.io/library/nginx:latest).
+func parseReference(s string) (reference, error) {
+	r := reference{given: s, base: s}
+	if strings.TrimSpace(s) != s || s == "" {
+		return r, &ReferenceError{Ref: s, Err: errors.New("empty, or surrounded by space")}
+	}
+	if base, dig, ok := strings.Cut(s, "@"); ok {
+		d, err := manifest.ParseDigest(dig)
+		if err != nil {
+			return r, &ReferenceError{Ref: s, Err: err}
+		}
+		if d.Algorithm != "sha256" {
+			return r, &ReferenceError{Ref: s, Err: fmt.Errorf("digest algorithm %s: registries address manifests by sha256", d.Algorithm)}
+		}
+		if _, err := name.NewDigest(s); err != nil {
+			return r, &ReferenceError{Ref: s, Err: err}
+		}
+		r.base, r.digest = base, d
+	}
+	last := r.base[strings.LastIndex(r.base, "/")+1:]
+	r.explicit = strings.Contains(last, ":")
+	t, err := name.NewTag(r.base)
+	if err != nil {
+		return r, &ReferenceError{Ref: s, Err: err}
+	}
+	r.repo, r.tag = t.Repository, t.TagStr()
+	if !r.explicit && r.digest.IsZero() {
+		r.explicit = true // "nginx" means nginx:latest
+	}
+	return r, nil
+}
+
+// hasTag reports whether the reference names a tag to resolve: one written,
+// or the default "latest" of a reference without a digest.
+func (r reference) hasTag() bool { return r.explicit }
+
+// pinned returns the pinned form of the reference: the given spelling of the
+// repository, the tag (when there is one) and d.
+func (r reference) pinned(d manifest.Digest) string {
+	base := r.base
+	if r.hasTag() {
+		last := base[strings.LastIndex(base, "/")+1:]
+		if !strings.Contains(last, ":") {
+			base += ":" + r.tag
+		}
+	}
+	return base + "@" + d.String()
+}
+
+// Pinned returns the pinned form of an image, "repo:tag@sha256:…", keeping
+// the spelling of the repository in im.Ref (so "nginx:1.27" gives
+// "nginx:1.27@sha256:…"). An image whose Ref does not parse gives
+// Repository[:Tag]@Digest.
+func Pinned(im manifest.Image) string {
+	r, err := parseReference(im.Ref)
+	if err != nil {
+		s := im.Repository
+		if im.Tag != "" {
+			s += ":" + im.Tag
+		}
+		return s + "@" + im.Digest.String()
+	}
+	return r.pinned(im.Digest)
+}
+
+// SameTag reports whether the references a and b name the same repository
+// and tag after normalisation ("nginx" and "docker.io/library/nginx:latest"
+// do). References that do not parse, or have no tag, are never the same.
+func SameTag(a, b string) bool {
+	ra, err := parseReference(a)
+	if err != nil || !ra.hasTag() {
+		return false
+	}
+	rb, err := parseReference(b)
+	if err != nil || !rb.hasTag() {
+		return false
+	}
+	return ra.repo.Name() == rb.repo.Name() && ra.tag == rb.tag
+}
+
+// TagKey returns the normalised "repository:tag" a reference names, and
+// false when it does not parse or names no tag. Two references with the
+// same key name the same tag.
+func TagKey(ref string) (string, bool) {
+	r, err := parseReference(ref)
+	if err != nil || !r.hasTag() {
+		return "", false
+	}
+	return r.repo.Name() + ":" + r.tag, true
+}
+
+// parsePlatform checks "os/arch[/variant]".
+func parsePlatform(s string) error {
+	parts := strings.Split(s, "/")
+	if len(parts) < 2 || len(parts) > 3 {
+		return fmt.Errorf("platform %q: want os/arch[/variant]", s)
+	}
+	for _, p := range parts {
+		if p == "" || strings.ContainsAny(p, " \t:") {
+			return fmt.Errorf("platform %q: want os/arch[/variant]", s)
+		}
+	}
+	return nil
+}

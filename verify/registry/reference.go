@@ -88,21 +88,6 @@ func Pinned(im manifest.Image) string {
 	return r.pinned(im.Digest)
 }
 
-// SameTag reports whether the references a and b name the same repository
-// and tag after normalisation ("nginx" and "docker.io/library/nginx:latest"
-// do). References that do not parse, or have no tag, are never the same.
-func SameTag(a, b string) bool {
-	ra, err := parseReference(a)
-	if err != nil || !ra.hasTag() {
-		return false
-	}
-	rb, err := parseReference(b)
-	if err != nil || !rb.hasTag() {
-		return false
-	}
-	return ra.repo.Name() == rb.repo.Name() && ra.tag == rb.tag
-}
-
 // TagKey returns the normalised "repository:tag" a reference names, and
 // false when it does not parse or names no tag. Two references with the
 // same key name the same tag.
@@ -126,4 +111,29 @@ func parsePlatform(s string) error {
 		}
 	}
 	return nil
+}
+
+// Replacer returns a function for rewriting files: a reference naming the
+// same repository and tag as one of images (after Docker Hub
+// normalisation, with or without a digest already) becomes
+// "its spelling:tag@digest" with that image's digest; any other reference,
+// including one pinned by digest alone, is declined.
+func Replacer(images []manifest.Image) func(ref string) (string, bool) {
+	pins := map[string]manifest.Digest{}
+	for _, im := range images {
+		if im.Tag != "" {
+			pins[im.Repository+":"+im.Tag] = im.Digest
+		}
+	}
+	return func(s string) (string, bool) {
+		r, err := parseReference(s)
+		if err != nil || !r.hasTag() {
+			return "", false
+		}
+		d, ok := pins[r.repo.Name()+":"+r.tag]
+		if !ok {
+			return "", false
+		}
+		return r.pinned(d), true
+	}
 }

@@ -126,6 +126,26 @@ func (e *MovedTagError) Unwrap() []error {
 	return out
 }
 
+// previous is what the tags named before: opt.Previous's images and the
+// pinned references of opt.Known; nil when there is neither.
+func previous(opt Options) *manifest.Manifest {
+	if opt.Previous == nil && len(opt.Known) == 0 {
+		return nil
+	}
+	m := &manifest.Manifest{}
+	if opt.Previous != nil {
+		m.Images = append(m.Images, opt.Previous.Images...)
+	}
+	for _, k := range opt.Known {
+		r, err := parseReference(k)
+		if err != nil || !r.hasTag() || r.digest.IsZero() {
+			continue
+		}
+		m.Images = append(m.Images, manifest.Image{Ref: k, Repository: r.repo.Name(), Tag: r.tag, Digest: r.digest})
+	}
+	return m
+}
+
 // checkMoved logs the allowed moved tags and refuses the others.
 func (p *pinner) checkMoved(previous *manifest.Manifest, pinned []manifest.Image) error {
 	var refused []MovedTag

@@ -48,6 +48,11 @@ type Options struct {
 	// with a *MovedTagError when a tag now names another digest than it
 	// did there, unless AllowMoved names it (see MovedTag.Matches).
 	Previous *manifest.Manifest
+	// Known are references already pinned elsewhere, e.g. in the files
+	// about to be rewritten ("repo:tag@sha256:…"): a tag whose digest there
+	// differs from the one it resolves to now is a moved tag too, as with
+	// Previous. References without both a tag and a digest are ignored.
+	Known []string
 	// AllowMoved names the moved tags to accept on purpose: a role name,
 	// a reference as given, or a repository:tag.
 	AllowMoved []string
@@ -163,8 +168,8 @@ func PinAll(ctx context.Context, reqs []Request, opt Options) ([]manifest.Image,
 	if err := errors.Join(perr...); err != nil {
 		return nil, err
 	}
-	if opt.Previous != nil {
-		if err := p.checkMoved(opt.Previous, out); err != nil {
+	if prev := previous(opt); prev != nil {
+		if err := p.checkMoved(prev, out); err != nil {
 			return out, err
 		}
 	}

@@ -99,6 +99,16 @@ func TagKey(ref string) (string, bool) {
 	return r.repo.Name() + ":" + r.tag, true
 }
 
+// TagOf returns ref without its digest ("app:v1@sha256:…" gives
+// "app:v1"), and false when ref does not parse or names no tag.
+func TagOf(ref string) (string, bool) {
+	r, err := parseReference(ref)
+	if err != nil || !r.hasTag() {
+		return "", false
+	}
+	return r.base, true
+}
+
 // parsePlatform checks "os/arch[/variant]".
 func parsePlatform(s string) error {
 	parts := strings.Split(s, "/")

@@ -42,6 +42,7 @@ func New() *cli.App {
 		},
 		Commands: []*cli.Command{
 			versionCommand(),
+			pinCommand(),
 		},
 	}
 }

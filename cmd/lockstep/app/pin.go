@@ -1,0 +1,213 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/lockstep-dev/lockstep/internal/rewrite"
+	"github.com/lockstep-dev/lockstep/internal/transport"
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify/registry"
+)
+
+func pinCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "pin",
+		Usage:     "resolve image references to their digests (and rewrite files to use them)",
+		ArgsUsage: "[NAME=]REF...",
+		Description: `Resolves each reference with the registry and prints its pinned form,
+repo:tag@sha256:…, one a line (--format json: every digest). NAME= names the
+image's role (default: the reference). With --previous, a tag that now names
+other bytes than in that manifest is refused (exit 1) unless
+--allow-moved-tag names it. --write rewrites the references in Kubernetes
+YAML, docker-compose, ECS task definitions and Dockerfiles in place; without
+REF arguments, every reference found in those files is pinned.
+
+Exit codes: 0 pinned; 1 a moved tag; 2 a bad reference, flag or file, or an
+image that does not exist; 3 the registry could not be reached or refused
+the credentials.`,
+		Flags: []cli.Flag{
+			formatFlag("text", "json"),
+			&cli.StringFlag{Name: "platform", Usage: "keep only this platform of each image, os/arch[/variant]"},
+			&cli.StringFlag{Name: "previous", Usage: "the previous release `MANIFEST`: refuse tags that moved since"},
+			&cli.GenericFlag{Name: "allow-moved-tag", Value: &repeated{}, Usage: "accept this moved tag (role NAME, REF or repo:tag); repeatable"},
+			&cli.GenericFlag{Name: "write", Value: &repeated{}, Usage: "rewrite the image references in `FILE` to their pinned form; repeatable"},
+			&cli.IntFlag{Name: "concurrency", Value: registry.DefaultConcurrency, Usage: "references resolved at once"},
+		},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(err) },
+		Action:       runPin,
+	}
+}
+
+// repeated is a flag that may be given many times; unlike
+// cli.StringSliceFlag it does not split values on commas (paths may hold
+// them).
+type repeated []string
+
+func (r *repeated) Set(s string) error { *r = append(*r, s); return nil }
+func (r *repeated) String() string     { return strings.Join(*r, ", ") }
+
+func repeatedFlag(c *cli.Context, name string) []string {
+	if r, ok := c.Generic(name).(*repeated); ok && r != nil {
+		return *r
+	}
+	return nil
+}
+
+// pinReport is the JSON shape of lockstep pin, documented in the README.
+type pinReport struct {
+	Images  []pinnedImage       `json:"images"`
+	Moved   []registry.MovedTag `json:"moved"`
+	Written []rewrite.Result    `json:"written"`
+}
+
+type pinnedImage struct {
+	// Pinned is repo:tag@digest, as in the text output.
+	Pinned string `json:"pinned"`
+	manifest.Image
+}
+
+func runPin(c *cli.Context) error {
+	form, err := format(c, "text", "json")
+	if err != nil {
+		return err
+	}
+	if c.Int("concurrency") < 1 {
+		return usage(fmt.Errorf("--concurrency %d: want at least 1", c.Int("concurrency")))
+	}
+	reqs, err := pinRequests(c.Args().Slice())
+	if err != nil {
+		return usage(err)
+	}
+	writes := repeatedFlag(c, "write")
+	if len(reqs) == 0 && len(writes) == 0 {
+		return usage(errors.New("pin needs image references, or files to --write"))
+	}
+	var prev *manifest.Manifest
+	if path := c.String("previous"); path != "" {
+		if prev, _, err = manifest.ReadFile(path); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return usage(fmt.Errorf("--previous: %w", err))
+			}
+			return fmt.Errorf("--previous: %w", err)
+		}
+	}
+	files, err := rewrite.Load(writes...)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return usage(fmt.Errorf("--write: %w", err))
+		}
+		return err
+	}
+	log := logger(c)
+	var known []string
+	for _, f := range files {
+		known = append(known, f.Refs()...)
+	}
+	if len(reqs) == 0 {
+		reqs = fileRequests(files, log.Warn)
+	}
+	images, err := registry.PinAll(c.Context, reqs, registry.Options{
+		Platform:    c.String("platform"),
+		Concurrency: c.Int("concurrency"),
+		Client:      transport.New(transport.DefaultPolicy()),
+		Previous:    prev,
+		Known:       known,
+		AllowMoved:  repeatedFlag(c, "allow-moved-tag"),
+		Logger:      log,
+	})
+	report := pinReport{Moved: registry.Moved(prev, images, repeatedFlag(c, "allow-moved-tag")), Written: []rewrite.Result{}}
+	if report.Moved == nil {
+		report.Moved = []registry.MovedTag{}
+	}
+	for _, im := range images {
+		report.Images = append(report.Images, pinnedImage{Pinned: registry.Pinned(im), Image: im})
+	}
+	if err != nil {
+		if registry.IsMovedTag(err) && form == "json" {
+			if werr := renderPin(c, form, report); werr != nil {
+				return werr
+			}
+		}
+		return err
+	}
+	if len(files) > 0 {
+		if report.Written, err = rewrite.Write(files, registry.Replacer(images)); err != nil {
+			return err
+		}
+		for _, r := range report.Written {
+			log.Info("rewrote", "file", r.Path, "format", string(r.Format), "references", len(r.Changes))
+		}
+	}
+	return renderPin(c, form, report)
+}
+
+func renderPin(c *cli.Context, form string, r pinReport) error {
+	if form == "json" {
+		if r.Images == nil {
+			r.Images = []pinnedImage{}
+		}
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(r)
+	}
+	var b strings.Builder
+	for _, im := range r.Images {
+		b.WriteString(im.Pinned)
+		b.WriteByte('\n')
+	}
+	_, err := fmt.Fprint(c.App.Writer, b.String())
+	return err
+}
+
+// pinRequests parses "[NAME=]REF" arguments.
+func pinRequests(args []string) ([]registry.Request, error) {
+	var out []registry.Request
+	names := map[string]bool{}
+	for _, a := range args {
+		name, ref, ok := strings.Cut(a, "=")
+		if !ok {
+			ref, name = a, ""
+		} else if err := manifest.ValidateName(name); err != nil {
+			return nil, fmt.Errorf("image name in %q: %v", a, err)
+		}
+		if name != "" && names[name] {
+			return nil, fmt.Errorf("image name %q is given twice", name)
+		}
+		names[name] = true
+		out = append(out, registry.Request{Name: name, Ref: ref})
+	}
+	return out, nil
+}
+
+// fileRequests are the tags referenced in files, each once, without the
+// digest they may be pinned to already (the pinned digest is Known, so a
+// tag that moved away from it is refused); references pinned by digest
+// alone are skipped, and ones that do not parse (e.g. with a variable) are
+// skipped with a warning.
+func fileRequests(files []*rewrite.File, warn func(string, ...any)) []registry.Request {
+	var out []registry.Request
+	seen := map[string]bool{}
+	for _, f := range files {
+		for _, ref := range f.Refs() {
+			tag, ok := registry.TagOf(ref)
+			if !ok {
+				if !strings.Contains(ref, "@") {
+					warn("not an image reference, left alone", "file", f.Path, "ref", ref)
+				}
+				continue
+			}
+			if key, _ := registry.TagKey(tag); !seen[key] {
+				seen[key] = true
+				out = append(out, registry.Request{Ref: tag})
+			}
+		}
+	}
+	return out
+}

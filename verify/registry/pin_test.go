@@ -45,7 +45,13 @@ func pushImage(t testing.TB, ref string, os, arch string) v1.Image {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err = mutate.ConfigFile(img, &v1.ConfigFile{OS: os, Architecture: arch})
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture = os, arch
+	img, err = mutate.ConfigFile(img, cf)
 	if err != nil {
 		t.Fatal(err)
 	}

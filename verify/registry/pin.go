@@ -56,6 +56,11 @@ type Options struct {
 	// AllowMoved names the moved tags to accept on purpose: a role name,
 	// a reference as given, or a repository:tag.
 	AllowMoved []string
+	// Cache, if set, is a directory where immutable objects (image
+	// configs, platform manifests) are kept by digest, so that pinning a
+	// tag again costs one request. Everything read from it is verified
+	// against its digest. Empty: no cache.
+	Cache string
 	// Logger receives debug and warning messages (default: none).
 	Logger *slog.Logger
 	// Remote are extra go-containerregistry options, applied last.
@@ -179,6 +184,7 @@ func PinAll(ctx context.Context, reqs []Request, opt Options) ([]manifest.Image,
 type pinner struct {
 	opt    Options
 	puller *remote.Puller
+	cache  *blobCache
 	log    *slog.Logger
 }
 
@@ -191,7 +197,7 @@ func newPinner(ctx context.Context, opt Options) (*pinner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configuring the registry client: %w", err)
 	}
-	return &pinner{opt: opt, puller: puller, log: log}, nil
+	return &pinner{opt: opt, puller: puller, cache: newBlobCache(opt.Cache), log: log}, nil
 }
 
 // remoteOptions are go-containerregistry's options for opt: our transport,
@@ -308,7 +314,7 @@ func (p *pinner) pin(ctx context.Context, role string, r reference) (*manifest.I
 	case desc.MediaType.IsIndex():
 		err = p.index(ctx, r, desc, im)
 	case desc.MediaType.IsImage():
-		err = p.image(r, desc, im)
+		err = p.image(ctx, r, desc, im)
 	default:
 		err = verify.Unavailable("registry "+host, fmt.Errorf("resolving %s: media type %q is neither an image nor an index", r.given, desc.MediaType))
 	}
@@ -358,11 +364,17 @@ func (p *pinner) index(ctx context.Context, r reference, desc *remote.Descriptor
 			continue
 		}
 		child := r.repo.Digest(m.Digest.String())
-		cd, err := p.puller.Get(ctx, child)
+		raw, err := p.object(m.Digest, func() ([]byte, error) {
+			cd, err := p.puller.Get(ctx, child)
+			if err != nil {
+				return nil, classify(r.given, child.String(), host, err)
+			}
+			return cd.Manifest, nil
+		})
 		if err != nil {
-			return classify(r.given, child.String(), host, err)
+			return err
 		}
-		mf, err := v1.ParseManifest(bytes.NewReader(cd.Manifest))
+		mf, err := v1.ParseManifest(bytes.NewReader(raw))
 		if err != nil {
 			return verify.Unavailable("registry "+host, fmt.Errorf("reading %s: %w", child, err))
 		}
@@ -393,23 +405,43 @@ func isImage(m v1.Descriptor) bool {
 	return true
 }
 
-// image fills im's one platform from a single image manifest.
-func (p *pinner) image(r reference, desc *remote.Descriptor, im *manifest.Image) error {
+// image fills im's one platform from a single image manifest and its
+// config.
+func (p *pinner) image(ctx context.Context, r reference, desc *remote.Descriptor, im *manifest.Image) error {
 	host := r.repo.RegistryStr()
-	img, err := desc.Image()
+	mf, err := v1.ParseManifest(bytes.NewReader(desc.Manifest))
 	if err != nil {
 		return verify.Unavailable("registry "+host, fmt.Errorf("reading image %s: %w", r.given, err))
 	}
-	cf, err := img.ConfigFile()
+	cfg := mf.Config.Digest
+	raw, err := p.object(cfg, func() ([]byte, error) {
+		l, err := p.puller.Layer(ctx, r.repo.Digest(cfg.String()))
+		if err != nil {
+			return nil, classify(r.given, "the config of "+r.given, host, err)
+		}
+		rc, err := l.Compressed() // verified against cfg as it is read
+		if err != nil {
+			return nil, classify(r.given, "the config of "+r.given, host, err)
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(io.LimitReader(rc, maxCached+1))
+		if err != nil {
+			return nil, classify(r.given, "the config of "+r.given, host, err)
+		}
+		if len(b) > maxCached {
+			return nil, verify.Unavailable("registry "+host, fmt.Errorf("the config of %s is over %d bytes", r.given, maxCached))
+		}
+		return b, nil
+	})
 	if err != nil {
-		return classify(r.given, "the config of "+r.given, host, err)
+		return err
 	}
-	mf, err := img.Manifest()
+	cf, err := v1.ParseConfigFile(bytes.NewReader(raw))
 	if err != nil {
-		return verify.Unavailable("registry "+host, fmt.Errorf("reading image %s: %w", r.given, err))
+		return verify.Unavailable("registry "+host, fmt.Errorf("reading the config of %s: %w", r.given, err))
 	}
 	plat := manifest.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant, Digest: im.Digest}
-	if plat.Config, err = manifest.ParseDigest(mf.Config.Digest.String()); err != nil {
+	if plat.Config, err = manifest.ParseDigest(cfg.String()); err != nil {
 		return verify.Unavailable("registry "+host, fmt.Errorf("reading image %s: %w", r.given, err))
 	}
 	if p.opt.Platform != "" && !manifest.PlatformMatches(plat, p.opt.Platform) {
@@ -417,4 +449,20 @@ func (p *pinner) image(r reference, desc *remote.Descriptor, im *manifest.Image)
 	}
 	im.Platforms = []manifest.Platform{plat}
 	return nil
+}
+
+// object returns the immutable object with digest d from the cache, or
+// fetches and caches it.
+func (p *pinner) object(d v1.Hash, fetch func() ([]byte, error)) ([]byte, error) {
+	if b, ok := p.cache.get(d); ok {
+		return b, nil
+	}
+	b, err := fetch()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.cache.put(d, b); err != nil {
+		p.log.Debug("not cached", "digest", d.String(), "err", err)
+	}
+	return b, nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -38,10 +40,22 @@ the credentials.`,
 			&cli.GenericFlag{Name: "allow-moved-tag", Value: &repeated{}, Usage: "accept this moved tag (role NAME, REF or repo:tag); repeatable"},
 			&cli.GenericFlag{Name: "write", Value: &repeated{}, Usage: "rewrite the image references in `FILE` to their pinned form; repeatable"},
 			&cli.IntFlag{Name: "concurrency", Value: registry.DefaultConcurrency, Usage: "references resolved at once"},
+			&cli.StringFlag{Name: "cache", Value: defaultPinCache(), EnvVars: []string{"LOCKSTEP_CACHE"},
+				Usage: "`DIR` of image configs and platform manifests kept by digest (verified on read); empty for none"},
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(err) },
 		Action:       runPin,
 	}
+}
+
+// defaultPinCache is $XDG_CACHE_HOME/lockstep/registry (or the platform's
+// user cache directory), or none when there is no such directory.
+func defaultPinCache() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "lockstep", "registry")
 }
 
 // repeated is a flag that may be given many times; unlike
@@ -119,6 +133,7 @@ func runPin(c *cli.Context) error {
 		Previous:    prev,
 		Known:       known,
 		AllowMoved:  repeatedFlag(c, "allow-moved-tag"),
+		Cache:       c.String("cache"),
 		Logger:      log,
 	})
 	report := pinReport{Moved: registry.Moved(prev, images, repeatedFlag(c, "allow-moved-tag")), Written: []rewrite.Result{}}

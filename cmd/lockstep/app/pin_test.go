@@ -31,6 +31,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // exit code.
 func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
+	t.Setenv("LOCKSTEP_CACHE", t.TempDir())
 	var out, errb bytes.Buffer
 	a := New()
 	a.Writer, a.ErrWriter = &out, &errb

@@ -146,10 +146,10 @@ func previous(opt Options) *manifest.Manifest {
 	return m
 }
 
-// checkMoved logs the allowed moved tags and refuses the others.
-func (p *pinner) checkMoved(previous *manifest.Manifest, pinned []manifest.Image) error {
+// refuse logs the allowed moved tags and refuses the others.
+func (p *pinner) refuse(moved []MovedTag) error {
 	var refused []MovedTag
-	for _, m := range Moved(previous, pinned, p.opt.AllowMoved) {
+	for _, m := range moved {
 		if m.Allowed {
 			p.log.Warn("tag moved, allowed", "image", m.Name, "tag", m.Repository+":"+m.Tag, "previous", m.Previous.String(), "current", m.Current.String())
 			continue

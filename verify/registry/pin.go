@@ -86,19 +86,40 @@ func Pin(ctx context.Context, role, ref string, opt Options) (*manifest.Image, e
 	return nil, err
 }
 
-// PinAll resolves every request, at most opt.Concurrency at once, and
-// returns their images in input order. For an index it records the index
-// digest and, per image platform (attestations and other artifacts
-// skipped), the manifest and config digests; for a single image manifest,
-// one platform read from its config.
+// PinAll resolves every request and returns the images in input order: it
+// is Resolve's Images. See Resolve for what is resolved and the errors.
+func PinAll(ctx context.Context, reqs []Request, opt Options) ([]manifest.Image, error) {
+	res, err := Resolve(ctx, reqs, opt)
+	if res == nil {
+		return nil, err
+	}
+	return res.Images, err
+}
+
+// Result is what Resolve found.
+type Result struct {
+	// Images are the pinned images, in the order of the requests.
+	Images []manifest.Image
+	// Moved lists every moved tag, allowed or not: a "repo:tag@digest"
+	// request whose tag now names another digest, and tags that moved
+	// since opt.Previous or opt.Known.
+	Moved []MovedTag
+}
+
+// Resolve resolves every request, at most opt.Concurrency at once. For an
+// index it records the index digest and, per image platform (attestations
+// and other artifacts skipped), the manifest and config digests; for a
+// single image manifest, one platform read from its config. A
+// "repo:tag@digest" request is pinned to its digest, which must exist, and
+// its tag must still name it.
 //
 // Every reference and option is checked before any request is sent: a
 // malformed one is a *ReferenceError. Then each failure is typed (see the
 // package documentation) and all are returned joined, in input order; the
-// first *verify.UnavailableError stops the references not yet started. With
-// opt.Previous, moved tags not allowed are a *MovedTagError, returned with
-// the images (which are complete).
-func PinAll(ctx context.Context, reqs []Request, opt Options) ([]manifest.Image, error) {
+// first *verify.UnavailableError stops the references not yet started.
+// Moved tags that opt.AllowMoved does not name are a *MovedTagError,
+// returned with the complete Result.
+func Resolve(ctx context.Context, reqs []Request, opt Options) (*Result, error) {
 	refs := make([]reference, len(reqs))
 	var errs []error
 	for i, q := range reqs {
@@ -127,6 +148,7 @@ func PinAll(ctx context.Context, reqs []Request, opt Options) ([]manifest.Image,
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	out := make([]manifest.Image, len(reqs))
+	moved := make([]*MovedTag, len(reqs))
 	perr := make([]error, len(reqs))
 	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
@@ -145,7 +167,7 @@ func PinAll(ctx context.Context, reqs []Request, opt Options) ([]manifest.Image,
 			if role == "" {
 				role = reqs[i].Ref
 			}
-			im, err := p.pin(ctx, role, refs[i])
+			im, mt, err := p.pin(ctx, role, refs[i])
 			if err != nil {
 				perr[i] = err
 				if verify.IsUnavailable(err) {
@@ -153,7 +175,7 @@ func PinAll(ctx context.Context, reqs []Request, opt Options) ([]manifest.Image,
 				}
 				return
 			}
-			out[i] = *im
+			out[i], moved[i] = *im, mt
 		}()
 	}
 	wg.Wait()
@@ -173,12 +195,14 @@ func PinAll(ctx context.Context, reqs []Request, opt Options) ([]manifest.Image,
 	if err := errors.Join(perr...); err != nil {
 		return nil, err
 	}
-	if prev := previous(opt); prev != nil {
-		if err := p.checkMoved(prev, out); err != nil {
-			return out, err
+	res := &Result{Images: out, Moved: []MovedTag{}}
+	for _, m := range moved {
+		if m != nil {
+			res.Moved = append(res.Moved, *m)
 		}
 	}
-	return out, nil
+	res.Moved = append(res.Moved, Moved(previous(opt), out, opt.AllowMoved)...)
+	return res, p.refuse(res.Moved)
 }
 
 type pinner struct {
@@ -280,7 +304,18 @@ func retryable(err error) bool {
 	return errors.As(err, &tmp) && tmp.Temporary()
 }
 
-func (p *pinner) pin(ctx context.Context, role string, r reference) (*manifest.Image, error) {
+// pin resolves one reference, and reports its tag when it no longer names
+// the reference's digest.
+func (p *pinner) pin(ctx context.Context, role string, r reference) (*manifest.Image, *MovedTag, error) {
+	im, err := p.resolve(ctx, role, r)
+	if err != nil || r.digest.IsZero() || !r.hasTag() {
+		return im, nil, err
+	}
+	mt, err := p.checkTag(ctx, role, r)
+	return im, mt, err
+}
+
+func (p *pinner) resolve(ctx context.Context, role string, r reference) (*manifest.Image, error) {
 	host := r.repo.RegistryStr()
 	start := time.Now()
 	var target name.Reference = r.repo.Tag(r.tag)
@@ -305,11 +340,6 @@ func (p *pinner) pin(ctx context.Context, role string, r reference) (*manifest.I
 	if r.hasTag() {
 		im.Tag = r.tag
 	}
-	if !r.digest.IsZero() && r.hasTag() {
-		if err := p.checkTag(ctx, role, r); err != nil {
-			return nil, err
-		}
-	}
 	switch {
 	case desc.MediaType.IsIndex():
 		err = p.index(ctx, r, desc, im)
@@ -326,23 +356,23 @@ func (p *pinner) pin(ctx context.Context, role string, r reference) (*manifest.I
 }
 
 // checkTag checks that the tag of a "repo:tag@digest" reference still
-// resolves to the digest.
-func (p *pinner) checkTag(ctx context.Context, role string, r reference) error {
+// resolves to the digest, and returns the moved tag when it does not.
+func (p *pinner) checkTag(ctx context.Context, role string, r reference) (*MovedTag, error) {
 	tag := r.repo.Tag(r.tag)
 	head, err := p.puller.Head(ctx, tag)
 	if err != nil {
-		return classify(r.given, tag.String(), r.repo.RegistryStr(), err)
+		return nil, classify(r.given, tag.String(), r.repo.RegistryStr(), err)
 	}
 	now, err := manifest.ParseDigest(head.Digest.String())
-	if err != nil || now == r.digest {
-		return err
+	if err != nil {
+		return nil, verify.Unavailable("registry "+r.repo.RegistryStr(), fmt.Errorf("resolving %s: %w", tag, err))
 	}
-	mt := MovedTag{Name: role, Ref: r.given, Repository: r.repo.Name(), Tag: r.tag, Previous: r.digest, Current: now}
-	if mt.allowedBy(p.opt.AllowMoved) {
-		p.log.Warn("tag moved, allowed: keeping the pinned digest", "ref", r.given, "tag now", now.String())
-		return nil
+	if now == r.digest {
+		return nil, nil
 	}
-	return &MovedTagError{Tags: []MovedTag{mt}}
+	mt := &MovedTag{Name: role, Ref: r.given, Repository: r.repo.Name(), Tag: r.tag, Previous: r.digest, Current: now}
+	mt.Allowed = mt.allowedBy(p.opt.AllowMoved)
+	return mt, nil
 }
 
 // index fills im's platforms from an index.

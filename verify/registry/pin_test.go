@@ -336,6 +336,17 @@ func TestPinMovedTag(t *testing.T) {
 	if len(moved) != 1 || !moved[0].Allowed {
 		t.Errorf("Moved(allow web) = %+v, want one allowed", moved)
 	}
+	opt.AllowMoved = []string{"web"}
+	res, err := Resolve(context.Background(), reqs, opt)
+	if err != nil || len(res.Moved) != 1 || !res.Moved[0].Allowed || len(res.Images) != 2 {
+		t.Errorf("Resolve(allow web) = %+v, %v; want both images and web's move, allowed", res, err)
+	}
+	// Known pins (e.g. in files to rewrite) count as before.
+	known := fastOptions()
+	known.Known = []string{host + "/app:v1@" + first[0].Digest.String(), host + "/side@" + first[1].Digest.String()}
+	if _, err := PinAll(context.Background(), reqs, known); !errors.As(err, &me) || len(me.Tags) != 1 || me.Tags[0].Name != "web" {
+		t.Errorf("PinAll with a Known pin of the old digest = %v, want web moved", err)
+	}
 }
 
 func TestMovedMatching(t *testing.T) {

@@ -126,7 +126,7 @@ func runPin(c *cli.Context) error {
 	if len(reqs) == 0 {
 		reqs = fileRequests(files, log.Warn)
 	}
-	images, err := registry.PinAll(c.Context, reqs, registry.Options{
+	res, err := registry.Resolve(c.Context, reqs, registry.Options{
 		Platform:    c.String("platform"),
 		Concurrency: c.Int("concurrency"),
 		Client:      transport.New(transport.DefaultPolicy()),
@@ -136,15 +136,16 @@ func runPin(c *cli.Context) error {
 		Cache:       c.String("cache"),
 		Logger:      log,
 	})
-	report := pinReport{Moved: registry.Moved(prev, images, repeatedFlag(c, "allow-moved-tag")), Written: []rewrite.Result{}}
-	if report.Moved == nil {
-		report.Moved = []registry.MovedTag{}
+	if res == nil {
+		return err
 	}
-	for _, im := range images {
+	report := pinReport{Images: []pinnedImage{}, Moved: res.Moved, Written: []rewrite.Result{}}
+	for _, im := range res.Images {
 		report.Images = append(report.Images, pinnedImage{Pinned: registry.Pinned(im), Image: im})
 	}
 	if err != nil {
-		if registry.IsMovedTag(err) && form == "json" {
+		// Refused: the JSON report says why; text prints no pins.
+		if form == "json" {
 			if werr := renderPin(c, form, report); werr != nil {
 				return werr
 			}
@@ -152,7 +153,7 @@ func runPin(c *cli.Context) error {
 		return err
 	}
 	if len(files) > 0 {
-		if report.Written, err = rewrite.Write(files, registry.Replacer(images)); err != nil {
+		if report.Written, err = rewrite.Write(files, registry.Replacer(res.Images)); err != nil {
 			return err
 		}
 		for _, r := range report.Written {
@@ -164,9 +165,6 @@ func runPin(c *cli.Context) error {
 
 func renderPin(c *cli.Context, form string, r pinReport) error {
 	if form == "json" {
-		if r.Images == nil {
-			r.Images = []pinnedImage{}
-		}
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)

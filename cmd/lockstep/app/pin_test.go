@@ -169,6 +169,7 @@ func TestPinMovedTag(t *testing.T) {
 	if out, errs, code := run(t, args...); code != ExitOK || out == "" {
 		t.Fatalf("nothing moved: exit %d, stdout %q, stderr %s", code, out, errs)
 	}
+	old, _, _ := run(t, "pin", host+"/app:v1")
 	pushIdx(t, host+"/multi:v1", "2") // the re-push behind the 2021 outage
 	pushImg(t, host+"/app:v1", image(t, "linux", "amd64", "2"))
 
@@ -193,6 +194,17 @@ func TestPinMovedTag(t *testing.T) {
 	full := append(args[:1:1], append([]string{"--allow-moved-tag", "web", "--allow-moved-tag", host + "/app:v1"}, args[1:]...)...)
 	if out, errs, code := run(t, full...); code != ExitOK || strings.Count(out, "\n") != 2 {
 		t.Errorf("both allowed: exit %d, stdout %q, stderr %s", code, out, errs)
+	}
+
+	// A tag@digest reference whose tag moved: refused, and reported.
+	out, _, code = run(t, "--log-level", "error", "pin", "--format", "json", strings.TrimSpace(old))
+	r = pinReport{}
+	if err := json.Unmarshal([]byte(out), &r); code != ExitMismatch || err != nil || len(r.Moved) != 1 || r.Moved[0].Previous.String() != r.Images[0].Digest.String() {
+		t.Errorf("pin --format json %s after a re-push: exit %d, %v, report %+v", strings.TrimSpace(old), code, err, r)
+	}
+	out, _, code = run(t, "pin", "--allow-moved-tag", host+"/app:v1", strings.TrimSpace(old))
+	if code != ExitOK || out != old {
+		t.Errorf("allowed: exit %d, stdout %q, want the pinned digest kept: %q", code, out, old)
 	}
 }
 

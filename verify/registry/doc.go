@@ -4,7 +4,8 @@
 // three values a runtime may report.
 //
 // [Pin] resolves one reference, [PinAll] many, concurrently and in input
-// order. A reference already pinned by digest ("repo@sha256:…") is checked
+// order; [Resolve] is PinAll that also returns every moved tag it found. A
+// reference already pinned by digest ("repo@sha256:…") is checked
 // against the registry; one that names a tag as well
 // ("repo:tag@sha256:…") must still have its tag resolve to that digest.
 // [Moved] compares a new pin with a previous release manifest and reports
@@ -15,7 +16,10 @@
 // Transport), and go-containerregistry's own retryer is configured from the
 // same [transport.Policy]. Credentials come from go-containerregistry's
 // default keychain (the Docker config, its credential helpers, so also ECR's
-// helper) unless Options say otherwise.
+// helper) unless Options say otherwise. With Options.Cache, image configs
+// and platform manifests, immutable and addressed by digest, are kept in a
+// directory and verified on every read, so that pinning a tag again costs
+// one request.
 //
 // Errors are typed at the boundary, never by matching strings:
 //   - *ReferenceError: the reference or platform does not parse (input);

@@ -35,9 +35,9 @@ image that does not exist; 3 the registry could not be reached or refused
 the credentials.`,
 		Flags: []cli.Flag{
 			formatFlag("text", "json"),
-			&cli.StringFlag{Name: "platform", Usage: "keep only this platform of each image, os/arch[/variant]"},
+			&cli.StringFlag{Name: "platform", Usage: "keep only this platform of each image: `OS/ARCH`[/VARIANT]"},
 			&cli.StringFlag{Name: "previous", Usage: "the previous release `MANIFEST`: refuse tags that moved since"},
-			&cli.GenericFlag{Name: "allow-moved-tag", Value: &repeated{}, Usage: "accept this moved tag (role NAME, REF or repo:tag); repeatable"},
+			&cli.GenericFlag{Name: "allow-moved-tag", Value: &repeated{}, Usage: "accept this moved tag: a role `NAME`, a REF or a repo:tag; repeatable"},
 			&cli.GenericFlag{Name: "write", Value: &repeated{}, Usage: "rewrite the image references in `FILE` to their pinned form; repeatable"},
 			&cli.IntFlag{Name: "concurrency", Value: registry.DefaultConcurrency, Usage: "references resolved at once"},
 			&cli.StringFlag{Name: "cache", Value: defaultPinCache(), EnvVars: []string{"LOCKSTEP_CACHE"},

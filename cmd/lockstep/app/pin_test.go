@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/lockstep-dev/lockstep/internal/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
@@ -137,7 +138,13 @@ func TestPinJSON(t *testing.T) {
 
 func writePrevious(t *testing.T, host string) string {
 	t.Helper()
-	out, errs, code := run(t, "pin", "--format", "json", "app="+host+"/app:v1", "web="+host+"/multi:v1")
+	return writePreviousFrom(t, "app="+host+"/app:v1", "web="+host+"/multi:v1")
+}
+
+// writePreviousFrom pins refs and writes them as a release manifest.
+func writePreviousFrom(t *testing.T, refs ...string) string {
+	t.Helper()
+	out, errs, code := run(t, append([]string{"pin", "--format", "json"}, refs...)...)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -302,5 +309,33 @@ func TestPinBadInput(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(bad); string(got) != badData {
 		t.Errorf("an unparsable --write file was changed")
+	}
+}
+
+// TestPinDistribution runs lockstep pin against Debian's docker-registry:
+// push, pin, re-push, pin again.
+func TestPinDistribution(t *testing.T) {
+	host := testenv.Registry(t)
+	pushImg(t, host+"/shop/web:v1", image(t, "linux", "amd64", "1"))
+	pushIdx(t, host+"/shop/multi:v1", "1")
+	prev := writePreviousFrom(t, "web="+host+"/shop/web:v1", "multi="+host+"/shop/multi:v1")
+	dir := t.TempDir()
+	compose := filepath.Join(dir, "compose.yaml")
+	os.WriteFile(compose, []byte("services:\n  web:\n    image: "+host+"/shop/web:v1\n"), 0o644)
+
+	out, errs, code := run(t, "pin", "--previous", prev, "--write", compose, "web="+host+"/shop/web:v1", "multi="+host+"/shop/multi:v1")
+	if code != ExitOK || strings.Count(out, "@sha256:") != 2 {
+		t.Fatalf("pin: exit %d, stdout %q, stderr %s", code, out, errs)
+	}
+	if got, _ := os.ReadFile(compose); !strings.Contains(string(got), strings.Split(out, "\n")[0]) {
+		t.Errorf("compose.yaml not pinned:\n%s", got)
+	}
+	pushImg(t, host+"/shop/web:v1", image(t, "linux", "amd64", "2"))
+	if _, errs, code := run(t, "pin", "--previous", prev, "web="+host+"/shop/web:v1"); code != ExitMismatch || !strings.Contains(errs, "web") {
+		t.Errorf("after the re-push: exit %d, stderr %s; want 1 naming web", code, errs)
+	}
+	// The compose file pins the old digest: pinning what it names refuses too.
+	if _, errs, code := run(t, "pin", "--write", compose); code != ExitMismatch {
+		t.Errorf("pin --write of a file pinning a moved tag: exit %d, %s", code, errs)
 	}
 }

@@ -183,3 +183,33 @@ func TestDetectFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestCRLF(t *testing.T) {
+	for _, tt := range []struct{ file, in string }{
+		{"k.yaml", "apiVersion: v1\r\nkind: Pod\r\nspec:\r\n  containers:\r\n  - name: a\r\n    image: nginx:1.27\r\n"},
+		{"Dockerfile", "FROM nginx:1.27 AS a\r\nRUN true\r\n"},
+		{"t.json", "{\r\n  \"containerDefinitions\": [{\"image\": \"nginx:1.27\"}]\r\n}\r\n"},
+	} {
+		f, err := Parse(tt.file, mustFormat(t, tt.file), []byte(tt.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, changes, err := f.Rewrite(pins())
+		if err != nil || len(changes) != 1 {
+			t.Fatalf("%s: %v, %v", tt.file, changes, err)
+		}
+		want := strings.Replace(tt.in, "nginx:1.27", "nginx:1.27@"+manifest.SHA256([]byte("nginx")).String(), 1)
+		if string(out) != want {
+			t.Errorf("%s: CRLF rewrite =\n%q\nwant\n%q", tt.file, out, want)
+		}
+	}
+}
+
+func mustFormat(t *testing.T, path string) Format {
+	t.Helper()
+	f, err := DetectFormat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

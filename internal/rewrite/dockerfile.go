@@ -30,10 +30,10 @@ func dockerfileRefs(data []byte) ([]ref, error) {
 			continue
 		}
 		first := li + 1
-		var segs []span
+		var segs []segment
 		for {
 			seg, cont := continuation(data, lines[li], esc)
-			segs = append(segs, seg)
+			segs = append(segs, segment{seg, li + 1})
 			li++
 			if !cont {
 				break
@@ -45,7 +45,7 @@ func dockerfileRefs(data []byte) ([]ref, error) {
 				break
 			}
 		}
-		toks := tokenize(data, segs, lines, first)
+		toks := tokenize(data, segs)
 		if len(toks) == 0 {
 			continue
 		}
@@ -141,17 +141,17 @@ func continuation(data []byte, l span, esc byte) (span, bool) {
 	return l, false
 }
 
+// segment is the part of one line that belongs to an instruction.
+type segment struct {
+	span
+	line int
+}
+
 // tokenize splits segments on white space; a token never spans segments.
-func tokenize(data []byte, segs []span, lines []span, firstLine int) []token {
+func tokenize(data []byte, segs []segment) []token {
 	var out []token
 	for _, s := range segs {
-		line := firstLine
-		for i, l := range lines {
-			if l.start <= s.start && s.start <= l.end {
-				line = i + 1
-				break
-			}
-		}
+		line := s.line
 		i := s.start
 		for i < s.end {
 			for i < s.end && (data[i] == ' ' || data[i] == '\t') {

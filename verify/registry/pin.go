@@ -77,7 +77,8 @@ type Request struct {
 }
 
 // Pin resolves ref and returns it as a manifest image with role name. See
-// PinAll for what is resolved and the errors returned.
+// Resolve for what is resolved and the errors returned; with a
+// *MovedTagError, the image is returned too.
 func Pin(ctx context.Context, role, ref string, opt Options) (*manifest.Image, error) {
 	ims, err := PinAll(ctx, []Request{{Name: role, Ref: ref}}, opt)
 	if len(ims) == 1 && ims[0].Ref != "" {

@@ -539,3 +539,46 @@ func TestPinnedAndTagKey(t *testing.T) {
 		}
 	}
 }
+
+func TestPinUsesTheTransport(t *testing.T) {
+	host := memRegistry(t)
+	pushImage(t, host+"/app:v1", "linux", "amd64")
+	client := transport.New(transport.Policy{UserAgent: "lockstep-test"})
+	if _, err := Pin(context.Background(), "web", host+"/app:v1", Options{Client: client}); err != nil {
+		t.Fatal(err)
+	}
+	// A ping, the manifest, the config: every one through the client.
+	if n := client.Stats().Requests; n < 3 {
+		t.Errorf("the transport client saw %d requests, want every request (at least 3)", n)
+	}
+}
+
+func TestPinAllStopsWhenTheRegistryIsDown(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v2/" {
+			hits.Add(1)
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	var reqs []Request
+	for i := range 200 {
+		reqs = append(reqs, Request{Ref: fmt.Sprintf("%s/app:t%d", host, i)})
+	}
+	opt := fastOptions()
+	opt.Concurrency = 2
+	_, err := PinAll(context.Background(), reqs, opt)
+	if !verify.IsUnavailable(err) {
+		t.Fatalf("PinAll against a failing registry = %v, want unavailable", err)
+	}
+	if n := hits.Load(); n > 10 {
+		t.Errorf("%d requests after the registry failed, want the rest stopped", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := PinAll(ctx, reqs[:1], opt); !errors.Is(err, context.Canceled) {
+		t.Errorf("PinAll with a cancelled context = %v, want context.Canceled", err)
+	}
+}

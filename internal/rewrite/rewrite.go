@@ -255,7 +255,12 @@ func Write(files []*File, pin Func) ([]Result, error) {
 		if len(res[i].Changes) == 0 {
 			continue
 		}
-		if err := atomicfile.Write(f.Path, outs[i], 0o644); err != nil {
+		// Write through a symbolic link, not over it.
+		target, err := filepath.EvalSymlinks(f.Path)
+		if err != nil {
+			return res[:i], fmt.Errorf("writing %s: %w", f.Path, err)
+		}
+		if err := atomicfile.Write(target, outs[i], 0o644); err != nil {
 			return res[:i], err
 		}
 	}

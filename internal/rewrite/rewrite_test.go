@@ -171,6 +171,27 @@ func TestWriteIsAllOrNothing(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
+
+	// Through a symbolic link, the link stays and its target is rewritten.
+	real := filepath.Join(dir, "real.yaml")
+	link := filepath.Join(dir, "link.yaml")
+	os.WriteFile(real, []byte("services:\n  web:\n    image: nginx:1.27\n"), 0o644)
+	if err := os.Symlink("real.yaml", link); err != nil {
+		t.Fatal(err)
+	}
+	files, err = Load(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(files, pins()); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi.Mode(), err)
+	}
+	if got, _ := os.ReadFile(real); !strings.Contains(string(got), "@sha256:") {
+		t.Errorf("the link's target was not rewritten:\n%s", got)
+	}
 }
 
 func TestDetectFormat(t *testing.T) {

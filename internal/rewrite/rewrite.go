@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
@@ -145,7 +146,16 @@ func Parse(path string, format Format, data []byte) (*File, error) {
 		}
 		return nil, pe
 	}
-	return &File{Path: path, Format: format, data: data, refs: refs}, nil
+	// In source order, each span once (a YAML alias can reach one node
+	// twice), so that edits splice in order.
+	sort.SliceStable(refs, func(i, j int) bool { return refs[i].start < refs[j].start })
+	uniq := refs[:0]
+	for i, r := range refs {
+		if i == 0 || r.start != refs[i-1].start {
+			uniq = append(uniq, r)
+		}
+	}
+	return &File{Path: path, Format: format, data: data, refs: uniq}, nil
 }
 
 // Refs returns the image references in the file, in order, each once.

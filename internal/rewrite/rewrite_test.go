@@ -234,3 +234,49 @@ func mustFormat(t *testing.T, path string) Format {
 	}
 	return f
 }
+
+// TestYAMLOrderAndAliases: containers before initContainers, and a
+// container reached through an alias, are rewritten once each, in place.
+func TestYAMLOrderAndAliases(t *testing.T) {
+	in := `apiVersion: v1
+kind: Pod
+spec:
+  containers:
+  - &main {name: main, image: nginx:1.27}
+  - name: side
+    image: ghcr.io/acme/sidecar:2.0
+  initContainers:
+  - name: init
+    image: 127.0.0.1:5000/app:v1
+  ephemeralContainers:
+  - *main
+---
+services:
+  a: &svc
+    image: nginx:1.27
+  b: *svc
+`
+	f, err := Parse("k.yaml", YAML, []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, changes, err := f.Rewrite(pins())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != 4 {
+		t.Errorf("changes = %+v, want 4 (each node once)", changes)
+	}
+	again, err := Parse("k.yaml", YAML, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range again.Refs() {
+		if !strings.Contains(r, "@sha256:") {
+			t.Errorf("%s left unpinned in\n%s", r, out)
+		}
+	}
+	if !strings.Contains(string(out), "- *main\n") || !strings.Contains(string(out), "b: *svc\n") {
+		t.Errorf("aliases not kept:\n%s", out)
+	}
+}

@@ -95,7 +95,8 @@ func kubeImages(obj *yaml.Node, kind string) ([]*yaml.Node, error) {
 		}
 		var out []*yaml.Node
 		for _, it := range items.Content {
-			if it.Kind != yaml.MappingNode {
+			it = deref(it)
+			if it == nil || it.Kind != yaml.MappingNode {
 				return nil, fmt.Errorf("line %d: an item is not an object", it.Line)
 			}
 			k, _ := scalar(it, "kind")
@@ -133,7 +134,8 @@ func kubeImages(obj *yaml.Node, kind string) ([]*yaml.Node, error) {
 			return nil, fmt.Errorf("line %d: %s is not a list", cs.Line, list)
 		}
 		for _, c := range cs.Content {
-			if c.Kind != yaml.MappingNode {
+			c = deref(c)
+			if c == nil || c.Kind != yaml.MappingNode {
 				return nil, fmt.Errorf("line %d: a container of %s is not an object", c.Line, list)
 			}
 			if img := get(c, "image"); img != nil {
@@ -150,8 +152,8 @@ func composeImages(services *yaml.Node) ([]*yaml.Node, error) {
 	}
 	var out []*yaml.Node
 	for i := 1; i < len(services.Content); i += 2 {
-		svc := services.Content[i]
-		if svc.Kind != yaml.MappingNode {
+		svc := deref(services.Content[i])
+		if svc == nil || svc.Kind != yaml.MappingNode {
 			if svc.Kind == yaml.ScalarNode && svc.Tag == "!!null" {
 				continue
 			}
@@ -164,17 +166,29 @@ func composeImages(services *yaml.Node) ([]*yaml.Node, error) {
 	return out, nil
 }
 
-// get returns the value of key in a mapping, or nil.
+// get returns the value of key in a mapping (through aliases), or nil.
 func get(m *yaml.Node, key string) *yaml.Node {
+	m = deref(m)
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
+			if v := m.Content[i+1]; v.Kind == yaml.AliasNode && v.Alias != nil && v.Alias.Kind != yaml.ScalarNode {
+				return deref(v)
+			}
 			return m.Content[i+1]
 		}
 	}
 	return nil
+}
+
+// deref follows a chain of aliases to the anchored node.
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 16; i++ {
+		n = n.Alias
+	}
+	return n
 }
 
 func scalar(m *yaml.Node, key string) (string, bool) {

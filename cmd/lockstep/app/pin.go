@@ -105,18 +105,12 @@ func runPin(c *cli.Context) error {
 	var prev *manifest.Manifest
 	if path := c.String("previous"); path != "" {
 		if prev, _, err = manifest.ReadFile(path); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return usage(fmt.Errorf("--previous: %w", err))
-			}
-			return fmt.Errorf("--previous: %w", err)
+			return inputError("--previous", err)
 		}
 	}
 	files, err := rewrite.Load(writes...)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return usage(fmt.Errorf("--write: %w", err))
-		}
-		return err
+		return inputError("--write", err)
 	}
 	log := logger(c)
 	var known []string
@@ -161,6 +155,16 @@ func runPin(c *cli.Context) error {
 		}
 	}
 	return renderPin(c, form, report)
+}
+
+// inputError makes a file that cannot be read (missing, a directory, no
+// permission) an input error (exit 2); other errors keep their type.
+func inputError(flag string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return usage(fmt.Errorf("%s: %w", flag, err))
+	}
+	return fmt.Errorf("%s: %w", flag, err)
 }
 
 func renderPin(c *cli.Context, form string, r pinReport) error {

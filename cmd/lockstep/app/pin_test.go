@@ -291,6 +291,8 @@ func TestPinBadInput(t *testing.T) {
 		{"previous missing", []string{"pin", "--previous", filepath.Join(dir, "none.json"), host + "/app:v1"}, ExitInvalid},
 		{"previous invalid", []string{"pin", "--previous", notManifest, host + "/app:v1"}, ExitInvalid},
 		{"write missing", []string{"pin", "--write", filepath.Join(dir, "none.yaml"), host + "/app:v1"}, ExitInvalid},
+		{"write a directory", []string{"pin", "--write", dir + "/x.yaml/", host + "/app:v1"}, ExitInvalid},
+		{"previous a directory", []string{"pin", "--previous", dir, host + "/app:v1"}, ExitInvalid},
 		{"write unparsable", []string{"pin", "--write", bad, host + "/app:v1"}, ExitInvalid},
 		{"write unknown format", []string{"pin", "--write", notManifest + ".txt", host + "/app:v1"}, ExitInvalid},
 		{"registry down", []string{"pin", downHost + "/app:v1"}, ExitUnverified},

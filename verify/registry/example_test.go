@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
@@ -40,4 +41,24 @@ func ExamplePin() {
 	// Output:
 	// /app:v1@sha256:2a2fd0e33b84a1c1857e9bf8f03125f306cac0c0efd23bd10860057d8f69f3dd
 	// linux/arm64 config sha256:8b1be2f3f24ce22daaba1fe503aa7e8ede2bac0ca7e9062f7041c32a7cbb1036
+}
+
+func ExampleMoved() {
+	old := manifest.SHA256([]byte("release 41"))
+	now := manifest.SHA256([]byte("re-pushed"))
+	previous := &manifest.Manifest{Images: []manifest.Image{
+		{Name: "web", Repository: "index.docker.io/library/nginx", Tag: "1.27", Digest: old},
+	}}
+	pinned := []manifest.Image{
+		{Name: "web", Ref: "nginx:1.27", Repository: "index.docker.io/library/nginx", Tag: "1.27", Digest: now},
+	}
+	for _, m := range registry.Moved(previous, pinned, nil) {
+		fmt.Println(m.Name, m.Tag, "moved; allowed:", m.Allowed)
+	}
+	for _, m := range registry.Moved(previous, pinned, []string{"docker.io/library/nginx:1.27"}) {
+		fmt.Println(m.Name, m.Tag, "moved; allowed:", m.Allowed)
+	}
+	// Output:
+	// web 1.27 moved; allowed: false
+	// web 1.27 moved; allowed: true
 }

@@ -15,9 +15,11 @@ import (
 const maxCached = 4 << 20
 
 // blobCache is a content-addressed cache of immutable registry objects
-// (image configs, platform manifests) in a directory: DIR/sha256/HEX. What
+// (manifests, indexes, image configs) in a directory: DIR/sha256/HEX. What
 // it returns is verified against its digest on every read, so a damaged
-// or tampered file is a miss, never a wrong answer. A nil *blobCache
+// or tampered file is a miss, never a wrong answer. DIR/tags holds empty
+// files, one per tag resolved before (named by the hash of
+// "repository:tag"): hints for asking with a HEAD first. A nil *blobCache
 // caches nothing.
 type blobCache struct{ dir string }
 
@@ -58,6 +60,32 @@ func (c *blobCache) get(d v1.Hash) ([]byte, bool) {
 		return nil, false
 	}
 	return b, true
+}
+
+// seen reports whether the tag key ("repository:tag") was resolved with
+// this cache before. It is a hint for how to ask, never an answer.
+func (c *blobCache) seen(key string) bool {
+	if c == nil {
+		return false
+	}
+	_, err := os.Stat(c.tagPath(key))
+	return err == nil
+}
+
+// markSeen records that the tag key was resolved.
+func (c *blobCache) markSeen(key string) {
+	if c == nil || c.seen(key) {
+		return
+	}
+	p := c.tagPath(key)
+	if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
+		os.WriteFile(p, nil, 0o644)
+	}
+}
+
+func (c *blobCache) tagPath(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(c.dir, "tags", hex.EncodeToString(sum[:]))
 }
 
 // put stores b as the object with digest d, if it is. Errors are returned

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -323,9 +324,9 @@ func (p *pinner) resolve(ctx context.Context, role string, r reference) (*manife
 	if !r.digest.IsZero() {
 		target = r.repo.Digest(r.digest.String())
 	}
-	desc, err := p.puller.Get(ctx, target)
+	desc, err := p.fetch(ctx, r, target)
 	if err != nil {
-		return nil, classify(r.given, target.String(), host, err)
+		return nil, err
 	}
 	got, err := manifest.ParseDigest(desc.Digest.String())
 	if err != nil {
@@ -356,6 +357,47 @@ func (p *pinner) resolve(ctx context.Context, role string, r reference) (*manife
 	return im, nil
 }
 
+// fetched is a manifest or index as resolved: its digest, media type and
+// bytes (which hash to the digest).
+type fetched struct {
+	Digest    v1.Hash
+	MediaType types.MediaType
+	Manifest  []byte
+}
+
+// fetch resolves target to its manifest. Without a cache, or for a tag not
+// seen before, that is one GET. With a cache, a tag seen before and any
+// digest are first asked with a HEAD (lighter for the registry, and not
+// counted by Docker Hub's pull limits): when the cache holds the manifest
+// it names, that one request is all. The cache only ever saves requests:
+// what it holds is verified, and a tag is always asked of the registry.
+func (p *pinner) fetch(ctx context.Context, r reference, target name.Reference) (*fetched, error) {
+	host := r.repo.RegistryStr()
+	seen := r.repo.Name() + ":" + r.tag
+	if p.cache != nil && (!r.digest.IsZero() || p.cache.seen(seen)) {
+		if head, err := p.puller.Head(ctx, target); err == nil {
+			if raw, ok := p.cache.get(head.Digest); ok {
+				return &fetched{Digest: head.Digest, MediaType: head.MediaType, Manifest: raw}, nil
+			}
+			// Not cached: fetch it by the digest the tag named.
+			target = r.repo.Digest(head.Digest.String())
+		}
+		// On a failed HEAD (some registries refuse it), ask with a GET,
+		// whose answer is authoritative.
+	}
+	desc, err := p.puller.Get(ctx, target)
+	if err != nil {
+		return nil, classify(r.given, target.String(), host, err)
+	}
+	if err := p.cache.put(desc.Digest, desc.Manifest); err != nil {
+		p.log.Debug("not cached", "digest", desc.Digest.String(), "err", err)
+	}
+	if r.digest.IsZero() {
+		p.cache.markSeen(seen)
+	}
+	return &fetched{Digest: desc.Digest, MediaType: desc.MediaType, Manifest: desc.Manifest}, nil
+}
+
 // checkTag checks that the tag of a "repo:tag@digest" reference still
 // resolves to the digest, and returns the moved tag when it does not.
 func (p *pinner) checkTag(ctx context.Context, role string, r reference) (*MovedTag, error) {
@@ -377,7 +419,7 @@ func (p *pinner) checkTag(ctx context.Context, role string, r reference) (*Moved
 }
 
 // index fills im's platforms from an index.
-func (p *pinner) index(ctx context.Context, r reference, desc *remote.Descriptor, im *manifest.Image) error {
+func (p *pinner) index(ctx context.Context, r reference, desc *fetched, im *manifest.Image) error {
 	host := r.repo.RegistryStr()
 	idx, err := v1.ParseIndexManifest(bytes.NewReader(desc.Manifest))
 	if err != nil {
@@ -438,7 +480,7 @@ func isImage(m v1.Descriptor) bool {
 
 // image fills im's one platform from a single image manifest and its
 // config.
-func (p *pinner) image(ctx context.Context, r reference, desc *remote.Descriptor, im *manifest.Image) error {
+func (p *pinner) image(ctx context.Context, r reference, desc *fetched, im *manifest.Image) error {
 	host := r.repo.RegistryStr()
 	mf, err := v1.ParseManifest(bytes.NewReader(desc.Manifest))
 	if err != nil {

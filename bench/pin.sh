@@ -83,16 +83,17 @@ read -r LS_BEST LS_MED < <(measure lockstep pin --cache "$CACHE" --concurrency "
 read -r LS1_BEST LS1_MED < <(measure lockstep pin --cache "$CACHE" --concurrency 1 "${REFS[@]}")
 read -r LSC_BEST LSC_MED < <(measure lockstep pin --cache "" --concurrency "$CONC" "${REFS[@]}")
 read -r CR_BEST CR_MED < <(measure crane_loop)
-# one round trip: a manifest GET, as lockstep sends it, over a kept-alive connection
-RTT=$(hey -n 2000 -c 1 -H "Accept: application/vnd.docker.distribution.manifest.v2+json" \
+# one round trip: a manifest HEAD, as a warm lockstep sends it, over a
+# kept-alive connection
+RTT=$(hey -n 2000 -c 1 -m HEAD -H "Accept: application/vnd.docker.distribution.manifest.v2+json" \
 	"http://$HOST/v2/bench/app/manifests/t1" | awk '/Average:/ {print $2; exit}')
 # what the registry serves at most, at lockstep's concurrency (this
 # machine's 2 cores are shared by the registry, the client and the rest)
-RPS=$(hey -n 2000 -c "$CONC" -H "Accept: application/vnd.docker.distribution.manifest.v2+json" \
+RPS=$(hey -n 2000 -c "$CONC" -m HEAD -H "Accept: application/vnd.docker.distribution.manifest.v2+json" \
 	"http://$HOST/v2/bench/app/manifests/t1" | awk '/Requests\/sec:/ {print $2; exit}')
 SERVER=$(echo "$N / $RPS" | bc -l)
-# lockstep sends one round trip an image with a warm cache (the tag's
-# manifest), two without (and the config blob)
+# lockstep sends one round trip an image with a warm cache (a HEAD of the
+# tag), two without (a GET of the manifest, then of the config blob)
 FLOOR=$(echo "($N / $CONC) * $RTT" | bc -l)
 FLOOR1=$(echo "$N * $RTT" | bc -l)
 
@@ -102,9 +103,9 @@ printf '%-44s %9s %9s\n' "lockstep pin (concurrency $CONC, warm cache)" "$LS_BES
 printf '%-44s %9s %9s\n' "lockstep pin --concurrency 1 (warm cache)" "$LS1_BEST" "$LS1_MED"
 printf '%-44s %9s %9s\n' "lockstep pin --cache '' (concurrency $CONC)" "$LSC_BEST" "$LSC_MED"
 printf '%-44s %9s %9s\n' "loop of crane digest" "$CR_BEST" "$CR_MED"
-printf '%-44s %9.4f\n' "one round trip (manifest GET, hey)" "$RTT"
+printf '%-44s %9.4f\n' "one round trip (manifest HEAD, hey)" "$RTT"
 printf '%-44s %9.3f\n' "floor: N/$CONC round trips" "$FLOOR"
 printf '%-44s %9.3f\n' "floor: N round trips (concurrency 1)" "$FLOOR1"
-printf '%-44s %9.3f  (%.0f manifest GETs/s at c=%s)\n' "floor: the registry's throughput, N/rps" "$SERVER" "$RPS" "$CONC"
+printf '%-44s %9.3f  (%.0f manifest HEADs/s at c=%s)\n' "floor: the registry's throughput, N/rps" "$SERVER" "$RPS" "$CONC"
 printf 'speed-up over the crane loop (median): %.1fx warm, %.1fx without a cache\n' \
 	"$(echo "$CR_MED / $LS_MED" | bc -l)" "$(echo "$CR_MED / $LSC_MED" | bc -l)"

@@ -60,17 +60,16 @@ for i in $(seq 1 "$N"); do
 	REFS+=("$HOST/bench/app:t$i")
 done
 
-# best and median of RUNS wall times (seconds) of a command
-measure() {
-	local times=() t0 t1
-	for _ in $(seq "$RUNS"); do
-		t0=$(date +%s.%N)
-		"$@" >/dev/null
-		t1=$(date +%s.%N)
-		times+=("$(echo "$t1 - $t0" | bc -l)")
-	done
-	printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.3f %.3f\n", a[1], a[int((NR+1)/2)]}'
+# wall time of one run of a command, in seconds
+wall() {
+	local t0 t1
+	t0=$(date +%s.%N)
+	"$@" >/dev/null
+	t1=$(date +%s.%N)
+	echo "$t1 - $t0" | bc -l
 }
+# best and median of a list of times
+stats() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%.3f %.3f\n", a[1], a[int((NR+1)/2)]}'; }
 crane_loop() { for r in "${REFS[@]}"; do crane digest --insecure "$r"; done; }
 
 # check both agree before timing anything
@@ -79,10 +78,19 @@ diff <(lockstep pin "${REFS[@]}" | sed 's/.*@//') <(crane_loop) >/dev/null || { 
 echo "== timing ($RUNS runs each)" >&2
 CACHE=$WORK/cache
 lockstep pin --cache "$CACHE" "${REFS[@]}" >/dev/null # fill the cache
-read -r LS_BEST LS_MED < <(measure lockstep pin --cache "$CACHE" --concurrency "$CONC" "${REFS[@]}")
-read -r LS1_BEST LS1_MED < <(measure lockstep pin --cache "$CACHE" --concurrency 1 "${REFS[@]}")
-read -r LSC_BEST LSC_MED < <(measure lockstep pin --cache "" --concurrency "$CONC" "${REFS[@]}")
-read -r CR_BEST CR_MED < <(measure crane_loop)
+# The variants take turns, run after run, so that they share the machine's
+# (shared, changing) load.
+T_LS=() T_LS1=() T_LSC=() T_CR=()
+for _ in $(seq "$RUNS"); do
+	T_LS+=("$(wall lockstep pin --cache "$CACHE" --concurrency "$CONC" "${REFS[@]}")")
+	T_LS1+=("$(wall lockstep pin --cache "$CACHE" --concurrency 1 "${REFS[@]}")")
+	T_LSC+=("$(wall lockstep pin --cache "" --concurrency "$CONC" "${REFS[@]}")")
+	T_CR+=("$(wall crane_loop)")
+done
+read -r LS_BEST LS_MED < <(stats "${T_LS[@]}")
+read -r LS1_BEST LS1_MED < <(stats "${T_LS1[@]}")
+read -r LSC_BEST LSC_MED < <(stats "${T_LSC[@]}")
+read -r CR_BEST CR_MED < <(stats "${T_CR[@]}")
 # one round trip: a manifest HEAD, as a warm lockstep sends it, over a
 # kept-alive connection
 RTT=$(hey -n 2000 -c 1 -m HEAD -H "Accept: application/vnd.docker.distribution.manifest.v2+json" \

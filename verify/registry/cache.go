@@ -78,8 +78,8 @@ func (c *blobCache) markSeen(key string) {
 		return
 	}
 	p := c.tagPath(key)
-	if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
-		os.WriteFile(p, nil, 0o644)
+	if os.MkdirAll(filepath.Dir(p), 0o700) == nil {
+		os.WriteFile(p, nil, 0o600)
 	}
 }
 
@@ -88,7 +88,9 @@ func (c *blobCache) tagPath(key string) string {
 	return filepath.Join(c.dir, "tags", hex.EncodeToString(sum[:]))
 }
 
-// put stores b as the object with digest d, if it is. Errors are returned
+// put stores b as the object with digest d, if it is. Directories are
+// 0700 and files 0600 (os.CreateTemp's mode): image configs can hold
+// environment values. Errors are returned
 // for logging only: a cache that cannot be written is no cache.
 func (c *blobCache) put(d v1.Hash, b []byte) error {
 	p, ok := c.path(d)
@@ -99,7 +101,7 @@ func (c *blobCache) put(d v1.Hash, b []byte) error {
 	if hex.EncodeToString(sum[:]) != d.Hex {
 		return fmt.Errorf("caching %s: content does not match", d)
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return err
 	}
 	// No fsync: a torn file fails the digest check on read.

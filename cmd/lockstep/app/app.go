@@ -47,6 +47,7 @@ func New() *cli.App {
 			cdnCommand(),
 			webhookCommand(),
 			signCommand(), manifestCommand(),
+			pinCommand(),
 		},
 	}
 }

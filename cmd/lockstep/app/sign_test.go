@@ -18,18 +18,6 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 )
 
-// run runs lockstep with args and returns its exit code, stdout and
-// stderr.
-func run(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errw bytes.Buffer
-	a := New()
-	a.Writer, a.ErrWriter = &out, &errw
-	err := a.RunContext(context.Background(), append([]string{"lockstep"}, args...))
-	code := Exit(err, &errw)
-	return code, out.String(), errw.String()
-}
-
 func writeManifest(t *testing.T, dir string) string {
 	t.Helper()
 	files := []manifest.File{{Path: "index.html", Size: 5, SHA256: strings.Repeat("b", 64)}}

@@ -431,42 +431,22 @@ func (c *checker) pickImage(m *manifest.Manifest) (*manifest.Image, bool) {
 }
 
 // Match compares what a runtime reported with a manifest image on
-// platform (os/arch[/variant]). A match is the image's index digest, the
-// platform's manifest digest or the platform's config digest, and nothing
-// else; it returns which ("index", "manifest", "config"). When the runtime
-// reports an image ID, that identity alone decides; otherwise a repo
-// digest must match and none may belong to another platform. A mismatch
-// is returned as an image-digest-mismatch finding.
-//
-// Unlike manifest.Image.Matches, the digest of a single-platform image is
-// a match only on its own platform.
+// platform (os/arch[/variant]), by manifest.Image.Identify's rule: a match
+// is the image's index digest, the platform's manifest digest or the
+// platform's config digest, and nothing else (a single-platform image's
+// digest is not a match on another platform); it returns which ("index",
+// "manifest", "config"). When the runtime reports an image ID, that
+// identity alone decides; otherwise a repo digest must match and none may
+// belong to another platform. A mismatch is returned as an
+// image-digest-mismatch finding.
 func Match(im *manifest.Image, o *running.Observation, platform string) (string, *Finding) {
 	subject := "image " + im.Name
 	judge := func(d manifest.Digest) (match, other string) {
-		if d == im.Digest {
-			index := len(im.Platforms) != 1 || im.Platforms[0].Digest != im.Digest
-			if index {
-				return "index", ""
-			}
-			if manifest.PlatformMatches(im.Platforms[0], platform) {
-				return "manifest", ""
-			}
-			return "", im.Platforms[0].String()
+		match, p := im.Identify(d, platform)
+		if p != nil {
+			other = p.String()
 		}
-		for _, p := range im.Platforms {
-			if d != p.Digest && d != p.Config {
-				continue
-			}
-			if !manifest.PlatformMatches(p, platform) {
-				other = p.String()
-				continue
-			}
-			if d == p.Digest {
-				return "manifest", ""
-			}
-			return "config", ""
-		}
-		return "", other
+		return match, other
 	}
 	mismatch := func(d manifest.Digest, other string) *Finding {
 		f := &Finding{Kind: KindImageDigestMismatch, Subject: subject, Got: d.String(), Want: want(im, platform)}

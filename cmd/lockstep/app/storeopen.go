@@ -138,20 +138,25 @@ func stateFlags() []cli.Flag {
 	}
 }
 
-// trustedSourceFromFlags wraps the source the flags name (sourceFromFlags)
-// in the trusted state the state flags name. A consumer calls Fetch, runs
-// its checks, and calls the returned State's Accept only when it admits.
+// trustedSourceFromFlags is where the source flags and the state flags
+// become a consumer's manifest source and trusted state: the source the
+// flags name (sourceFromFlags), wrapped for the --max-age fallback to the
+// state's cache, and the state, which the consumer hands to admission.Check
+// as its Guard (Check refuses a rollback, Accept records an admission).
 func trustedSourceFromFlags(c *cli.Context) (*trusted.Source, *trusted.State, error) {
+	if c.Duration("max-age") < 0 {
+		return nil, nil, usage(fmt.Errorf("--max-age must not be negative"))
+	}
+	if c.Duration("max-age") > 0 && c.String("store") == "" {
+		return nil, nil, usage(fmt.Errorf("--max-age needs --store URL --release NAME: it bounds the cache of a store's channel"))
+	}
 	src, err := sourceFromFlags(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	if c.Duration("max-age") < 0 {
-		return nil, nil, usage(fmt.Errorf("--max-age must not be negative"))
-	}
 	st, err := trusted.Open(c.String("state-dir"))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, unverified(err)
 	}
 	release := ""
 	if c.String("store") != "" {

@@ -25,7 +25,7 @@ import (
 
 // storeURLFlag is --store, required by the store's own commands.
 func storeURLFlag() *cli.StringFlag {
-	return &cli.StringFlag{Name: "store", Usage: "the manifest store: file://DIR, a directory, or s3://BUCKET/PREFIX", EnvVars: []string{"LOCKSTEP_STORE"}}
+	return &cli.StringFlag{Name: "store", Usage: "the manifest store: file://DIR, a directory, or s3://BUCKET/PREFIX", EnvVars: []string{"LOCKSTEP_STORE"}, Required: true}
 }
 
 func storeChannelFlag() *cli.StringFlag {
@@ -33,23 +33,17 @@ func storeChannelFlag() *cli.StringFlag {
 }
 
 func storeReleaseFlag() *cli.StringFlag {
-	return &cli.StringFlag{Name: "release", Usage: "the release name (required)", EnvVars: []string{"LOCKSTEP_RELEASE"}}
+	return &cli.StringFlag{Name: "release", Usage: "the release name", EnvVars: []string{"LOCKSTEP_RELEASE"}, Required: true}
 }
 
-// storeRequire is a usage error (exit 2) for each named flag not set.
-// (urfave/cli's Required is not an OnUsageError, so it would exit 3.)
-func storeRequire(c *cli.Context, names ...string) error {
-	for _, n := range names {
-		if !c.IsSet(n) {
-			return usage(fmt.Errorf("--%s is required; see 'lockstep %s --help'", n, c.Command.Name))
-		}
-	}
-	return nil
+// storeFlags are --store (optional here) and --channel, for a command
+// that can read a store without being a consumer (record --generation
+// auto).
+func storeFlags() []cli.Flag {
+	url := storeURLFlag()
+	url.Required = false
+	return []cli.Flag{url, storeChannelFlag()}
 }
-
-// storeFlags are --store and --channel, for a command that can read a
-// store without being a consumer (record --generation auto).
-func storeFlags() []cli.Flag { return []cli.Flag{storeURLFlag(), storeChannelFlag()} }
 
 // openStore builds the Store a --store URL names. An s3:// store uses the
 // AWS SDK's own configuration (AWS_REGION, the credential chain,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/admission"
+	"github.com/lockstep-dev/lockstep/cmd/lockstep/app"
 	"github.com/lockstep-dev/lockstep/manifest/trusted"
 )
 
@@ -147,4 +148,29 @@ func findingMessages(d admission.Decision) string {
 		b.WriteString(f.Message + "\n")
 	}
 	return b.String()
+}
+
+// TestAdmitStoreS3: admit reads a channel of an s3:// store (gofakes3, the
+// in-process S3 fake, through the SDK's real configuration path), and
+// when that server goes away, refuses (exit 3) unless --max-age lets the
+// copy it admitted stand in.
+func TestAdmitStoreS3(t *testing.T) {
+	srv, _ := app.FakeS3(t, "releases")
+	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	e := newAdmitEnv(t)
+	url := "s3://releases/lockstep"
+	if code, out, errs := run(t, "publish", "--store", url, e.manifest(t, 3)); code != 0 {
+		t.Fatalf("publish to s3: exit %d\n%s\n%s", code, out, errs)
+	}
+	src := []string{"--store", url, "--release", "store-web"}
+	if code, out, errs := run(t, e.from(src)...); code != 0 || !strings.HasPrefix(out, "ADMITTED against store-web@3") {
+		t.Fatalf("admit --store s3: exit %d\n%s\n%s", code, out, errs)
+	}
+	srv.Close()
+	if code, out, errs := run(t, e.from(src)...); code != 3 || !strings.Contains(out, "dependency-unreachable") {
+		t.Errorf("S3 gone, no --max-age: exit %d, want 3 with dependency-unreachable\n%s\n%s", code, out, errs)
+	}
+	if code, out, errs := run(t, e.from(src, "--max-age", "10m")...); code != 0 || !strings.Contains(out, "from the trusted cache") {
+		t.Errorf("S3 gone, --max-age 10m: exit %d, want 0 from the trusted cache\n%s\n%s", code, out, errs)
+	}
 }

@@ -33,6 +33,25 @@ func storeTestRun(t *testing.T, extra []*cli.Command, args ...string) (string, s
 	return out.String(), errb.String(), code
 }
 
+// FakeS3 starts gofakes3, the in-process S3 fake, with bucket, and points
+// the AWS SDK's environment at it (endpoint, static credentials, no
+// region), and returns the server and its backend. It is exported for
+// the external tests of the package too.
+func FakeS3(t *testing.T, bucket string) (*httptest.Server, *s3mem.Backend) {
+	t.Helper()
+	backend := s3mem.New()
+	if err := backend.CreateBucket(bucket); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	t.Cleanup(srv.Close)
+	t.Setenv("AWS_ENDPOINT_URL_S3", srv.URL)
+	t.Setenv("AWS_ACCESS_KEY_ID", "AK")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "SK")
+	t.Setenv("AWS_REGION", "")
+	return srv, backend
+}
+
 // storeTestManifests writes manifests of generations 1..n of release web
 // into dir, gN.json, the first one signed (g1.json.sig, g1.json.bundle).
 func storeTestManifests(t *testing.T, dir string, n int64) []*manifest.Signed {
@@ -214,16 +233,7 @@ func TestStoreCorruptExit(t *testing.T) {
 // SDK configuration path (AWS_ENDPOINT_URL_S3, path-style, the credential
 // chain from the environment) against gofakes3, the in-process S3 fake.
 func TestStoreCommandsS3(t *testing.T) {
-	backend := s3mem.New()
-	if err := backend.CreateBucket("releases"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	defer srv.Close()
-	t.Setenv("AWS_ENDPOINT_URL_S3", srv.URL)
-	t.Setenv("AWS_ACCESS_KEY_ID", "AK")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "SK")
-	t.Setenv("AWS_REGION", "")
+	_, backend := FakeS3(t, "releases")
 	dir := t.TempDir()
 	ms := storeTestManifests(t, dir, 2)
 	url := "s3://releases/lockstep"

@@ -178,26 +178,11 @@ func (m *Manifest) Image(name string) (*Image, bool) {
 	return nil, false
 }
 
-// Matches reports whether d is one of the image's digests: the index or
-// manifest digest, a platform manifest digest or a platform config digest.
-// With a non-empty platform ("os/arch[/variant]"), only that platform's
-// digests (and the index digest) match.
+// Matches reports whether d identifies the image on platform
+// ("os/arch[/variant]", "" for any): Identify's rule.
 func (im *Image) Matches(d Digest, platform string) bool {
-	if d.IsZero() {
-		return false
-	}
-	if d == im.Digest {
-		return true
-	}
-	for _, p := range im.Platforms {
-		if platform != "" && !PlatformMatches(p, platform) {
-			continue
-		}
-		if d == p.Digest || d == p.Config {
-			return true
-		}
-	}
-	return false
+	match, _ := im.Identify(d, platform)
+	return match != ""
 }
 
 // PlatformMatches reports whether p is the platform "os/arch[/variant]".

@@ -87,6 +87,7 @@ func BenchmarkAdmit(b *testing.B) {
 		if out, err := exec.Command("go", "build", "-o", bin, "github.com/lockstep-dev/lockstep/cmd/lockstep").CombinedOutput(); err != nil {
 			b.Fatalf("building lockstep: %v\n%s", err, out)
 		}
+		stateDir := filepath.Join(b.TempDir(), "state")
 		var lat []time.Duration
 		var reqs int64
 		before := dockerReqs.Load()
@@ -94,7 +95,7 @@ func BenchmarkAdmit(b *testing.B) {
 		for b.Loop() {
 			cmd := exec.Command(bin, "admit", "--manifest", mpath, "--insecure-allow-unsigned", "--image", "web",
 				"--running", "docker:web", "--platform", "linux/amd64", "--probe", app, "--format", "json")
-			cmd.Env = append(os.Environ(), "DOCKER_HOST="+host)
+			cmd.Env = append(os.Environ(), "DOCKER_HOST="+host, "LOCKSTEP_STATE_DIR="+stateDir)
 			start := time.Now()
 			out, err := cmd.Output()
 			lat = append(lat, time.Since(start))

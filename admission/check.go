@@ -19,6 +19,7 @@ import (
 	"github.com/lockstep-dev/lockstep/admission/running"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/trusted"
 	"github.com/lockstep-dev/lockstep/verify"
 	"github.com/lockstep-dev/lockstep/verify/cdn"
 )
@@ -30,17 +31,52 @@ const DefaultTimeout = 60 * time.Second
 const DefaultTLSWarning = 14 * 24 * time.Hour
 
 // GenerationGuard is the consumer's trusted state: the highest generation
-// of each release it has accepted. Check refuses a lower generation
-// (manifest-rollback) and calls Accept after an admission that is not a
-// dry run.
+// of each release it has accepted. Check (the function) is the one place
+// it is consulted: it calls the guard's Check once the manifest's
+// signature verifies, and its Accept only when the decision admits and it
+// is not a dry run. *trusted.State is the implementation.
 type GenerationGuard interface {
-	// Check returns a *manifest.GenerationError when generation is lower
-	// than one already accepted for release, another error when the state
-	// cannot be read.
-	Check(ctx context.Context, release string, generation int64) error
-	// Accept records that the manifest with digest d and generation was
-	// accepted for release.
-	Accept(ctx context.Context, release string, generation int64, d manifest.Digest) error
+	// Check refuses s with a *trusted.RefusalError (a rollback below an
+	// accepted generation, an expired manifest), whose Kind becomes the
+	// finding's kind; a bare *manifest.GenerationError is a rollback too.
+	// Any other error means the state cannot be read (fail closed).
+	Check(ctx context.Context, s *manifest.Signed) error
+	// Accept records s as accepted for its release.
+	Accept(ctx context.Context, s *manifest.Signed) error
+}
+
+var _ GenerationGuard = (*trusted.State)(nil)
+
+// refusalKind maps a refusal of the trusted state (or of its source) to
+// the finding kind it is, by type: a *trusted.RefusalError by its Kind, a
+// *manifest.GenerationError as a rollback. ok is false for anything else.
+func refusalKind(err error) (kind Kind, ok bool) {
+	var re *trusted.RefusalError
+	if errors.As(err, &re) {
+		switch re.Kind {
+		case trusted.KindRollback:
+			return KindManifestRollback, true
+		case trusted.KindExpired:
+			return KindManifestExpired, true
+		case trusted.KindInvalid:
+			return KindManifestInvalid, true
+		}
+	}
+	var ge *manifest.GenerationError
+	if errors.As(err, &ge) {
+		return KindManifestRollback, true
+	}
+	return "", false
+}
+
+// refusalFinding is the finding for a refusal of refusalKind.
+func refusalFinding(kind Kind, subject string, err error) Finding {
+	f := Finding{Kind: kind, Subject: subject, Message: err.Error()}
+	var ge *manifest.GenerationError
+	if errors.As(err, &ge) {
+		f.Got, f.Want = fmt.Sprint(ge.Offered), fmt.Sprintf("at least %d", ge.Have)
+	}
+	return f
 }
 
 // Config is what a check needs. Source and Running are required; the rest
@@ -48,12 +84,14 @@ type GenerationGuard interface {
 type Config struct {
 	// Source yields the manifest; Verifier checks its signature. With a
 	// nil Verifier the manifest is refused (manifest-unsigned) unless
-	// AllowUnsigned, in which case it is accepted and every decision says
-	// so with a warning finding.
+	// AllowUnsigned. AllowUnsigned (--insecure-allow-unsigned) makes every
+	// decision say so, with Unsigned and a warning finding; a Verifier
+	// given with it still refuses a wrong signature.
 	Source        manifest.Source
 	Verifier      manifest.Verifier
 	AllowUnsigned bool
-	// Guard, if set, refuses rolled-back generations.
+	// Guard, if set, refuses rolled-back generations and records the
+	// accepted one (not in a dry run).
 	Guard GenerationGuard
 
 	// Image is the manifest image role the instance runs; empty means the
@@ -295,8 +333,13 @@ func (c *checker) run(ctx context.Context) {
 
 	if cfg.Guard != nil && !cfg.DryRun && c.allowed() && ctx.Err() == nil {
 		c.setStep("recording the accepted generation")
-		if err := cfg.Guard.Accept(ctx, m.Release.Name, m.Release.Generation, signed.Digest); err != nil {
-			c.unreachable("trusted state", fmt.Errorf("recording generation %d of %s: %w", m.Release.Generation, m.Release.Name, err))
+		if err := cfg.Guard.Accept(ctx, signed); err != nil {
+			if kind, ok := refusalKind(err); ok {
+				// A higher generation was accepted meanwhile.
+				c.add(refusalFinding(kind, m.ID(), err))
+			} else {
+				c.unreachable("trusted state", fmt.Errorf("recording generation %d of %s: %w", m.Release.Generation, m.Release.Name, err))
+			}
 		}
 	}
 	c.setStep("done")
@@ -320,9 +363,13 @@ func (c *checker) allowed() bool {
 func (c *checker) manifest(ctx context.Context, s *manifest.Signed, err error) *manifest.Manifest {
 	cfg := c.cfg
 	var ve *manifest.ValidationError
+	kind, refusal := refusalKind(err)
 	switch {
 	case errors.As(err, &ve):
 		c.add(Finding{Kind: KindManifestInvalid, Subject: "manifest", Message: err.Error()})
+		return nil
+	case refusal:
+		c.add(refusalFinding(kind, "manifest", err))
 		return nil
 	case err != nil:
 		c.unreachable("manifest", fmt.Errorf("fetching the manifest: %w", err))
@@ -331,9 +378,15 @@ func (c *checker) manifest(ctx context.Context, s *manifest.Signed, err error) *
 	m := s.Manifest
 	c.update(func(d *Decision) {
 		d.Release, d.Generation, d.ManifestDigest, d.ManifestLocation = m.Release.Name, m.Release.Generation, s.Digest, s.Location
+		d.ManifestCachedAt = s.CachedAt
 	})
-	switch {
-	case cfg.Verifier != nil:
+	if cfg.Verifier == nil && !cfg.AllowUnsigned {
+		c.add(Finding{Kind: KindManifestUnsigned, Subject: m.ID(), Message: "no verifier configured and unsigned manifests are not allowed"})
+		return nil
+	}
+	if cfg.Verifier != nil {
+		// With AllowUnsigned the verifier still refuses a wrong signature;
+		// it only lets a missing one pass.
 		if err := cfg.Verifier.Verify(ctx, s); err != nil {
 			if verify.IsUnavailable(err) {
 				c.unreachable("manifest signature", err)
@@ -342,29 +395,27 @@ func (c *checker) manifest(ctx context.Context, s *manifest.Signed, err error) *
 			}
 			return nil
 		}
-	case cfg.AllowUnsigned:
+	}
+	if cfg.AllowUnsigned {
+		// Every report says that signatures were not required.
 		c.update(func(d *Decision) { d.Unsigned = true })
 		c.add(Finding{Kind: KindManifestUnsigned, Severity: Warn, Subject: m.ID(),
-			Message: "the manifest's signature was not verified (--insecure-allow-unsigned)"})
-	default:
-		c.add(Finding{Kind: KindManifestUnsigned, Subject: m.ID(), Message: "no verifier configured and unsigned manifests are not allowed"})
-		return nil
-	}
-	if cfg.Guard != nil {
-		if err := cfg.Guard.Check(ctx, m.Release.Name, m.Release.Generation); err != nil {
-			var ge *manifest.GenerationError
-			if errors.As(err, &ge) {
-				c.add(Finding{Kind: KindManifestRollback, Subject: m.ID(), Got: fmt.Sprint(ge.Offered), Want: fmt.Sprintf("at least %d", ge.Have), Message: err.Error()})
-				return nil
-			}
-			c.unreachable("trusted state", fmt.Errorf("reading the trusted state: %w", err))
-			return nil
-		}
+			Message: "unsigned manifests are accepted (--insecure-allow-unsigned): this manifest's signature may not have been verified"})
 	}
 	if now := cfg.Now(); m.Expired(now) {
 		c.add(Finding{Kind: KindManifestExpired, Subject: m.ID(), Got: now.UTC().Format(time.RFC3339), Want: "before " + m.Release.ExpiresAt.UTC().Format(time.RFC3339),
 			Message: fmt.Sprintf("manifest %s expired at %s", m.ID(), m.Release.ExpiresAt.UTC().Format(time.RFC3339))})
 		return nil
+	}
+	if cfg.Guard != nil {
+		if err := cfg.Guard.Check(ctx, s); err != nil {
+			if kind, ok := refusalKind(err); ok {
+				c.add(refusalFinding(kind, m.ID(), err))
+			} else {
+				c.unreachable("trusted state", fmt.Errorf("reading the trusted state: %w", err))
+			}
+			return nil
+		}
 	}
 	return m
 }
@@ -431,42 +482,22 @@ func (c *checker) pickImage(m *manifest.Manifest) (*manifest.Image, bool) {
 }
 
 // Match compares what a runtime reported with a manifest image on
-// platform (os/arch[/variant]). A match is the image's index digest, the
-// platform's manifest digest or the platform's config digest, and nothing
-// else; it returns which ("index", "manifest", "config"). When the runtime
-// reports an image ID, that identity alone decides; otherwise a repo
-// digest must match and none may belong to another platform. A mismatch
-// is returned as an image-digest-mismatch finding.
-//
-// Unlike manifest.Image.Matches, the digest of a single-platform image is
-// a match only on its own platform.
+// platform (os/arch[/variant]), by manifest.Image.Identify's rule: a match
+// is the image's index digest, the platform's manifest digest or the
+// platform's config digest, and nothing else (a single-platform image's
+// digest is not a match on another platform); it returns which ("index",
+// "manifest", "config"). When the runtime reports an image ID, that
+// identity alone decides; otherwise a repo digest must match and none may
+// belong to another platform. A mismatch is returned as an
+// image-digest-mismatch finding.
 func Match(im *manifest.Image, o *running.Observation, platform string) (string, *Finding) {
 	subject := "image " + im.Name
 	judge := func(d manifest.Digest) (match, other string) {
-		if d == im.Digest {
-			index := len(im.Platforms) != 1 || im.Platforms[0].Digest != im.Digest
-			if index {
-				return "index", ""
-			}
-			if manifest.PlatformMatches(im.Platforms[0], platform) {
-				return "manifest", ""
-			}
-			return "", im.Platforms[0].String()
+		match, p := im.Identify(d, platform)
+		if p != nil {
+			other = p.String()
 		}
-		for _, p := range im.Platforms {
-			if d != p.Digest && d != p.Config {
-				continue
-			}
-			if !manifest.PlatformMatches(p, platform) {
-				other = p.String()
-				continue
-			}
-			if d == p.Digest {
-				return "manifest", ""
-			}
-			return "config", ""
-		}
-		return "", other
+		return match, other
 	}
 	mismatch := func(d manifest.Digest, other string) *Finding {
 		f := &Finding{Kind: KindImageDigestMismatch, Subject: subject, Got: d.String(), Want: want(im, platform)}

@@ -20,6 +20,7 @@ import (
 	"github.com/lockstep-dev/lockstep/admission/running"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/trusted"
 )
 
 func dg(c string) manifest.Digest { return manifest.MustParseDigest("sha256:" + strings.Repeat(c, 64)) }
@@ -312,20 +313,21 @@ type memGuard struct {
 	accepted []string
 }
 
-func (g *memGuard) Check(_ context.Context, release string, gen int64) error {
+func (g *memGuard) Check(_ context.Context, s *manifest.Signed) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	release, gen := s.Manifest.Release.Name, s.Manifest.Release.Generation
 	if have := g.have[release]; gen < have {
 		return &manifest.GenerationError{Release: release, Have: have, Offered: gen}
 	}
 	return nil
 }
 
-func (g *memGuard) Accept(_ context.Context, release string, gen int64, d manifest.Digest) error {
+func (g *memGuard) Accept(_ context.Context, s *manifest.Signed) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.have[release] = gen
-	g.accepted = append(g.accepted, fmt.Sprintf("%s@%d %s", release, gen, d))
+	g.have[s.Manifest.Release.Name] = s.Manifest.Release.Generation
+	g.accepted = append(g.accepted, fmt.Sprintf("%s %s", s.Manifest.ID(), s.Digest))
 	return nil
 }
 
@@ -443,4 +445,57 @@ func TestCheckConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// refusingSource returns a refusal of the trusted source.
+type refusingSource struct{ err error }
+
+func (s refusingSource) Fetch(context.Context) (*manifest.Signed, error) { return nil, s.err }
+
+// TestCheckTrustedState runs Check with the real trusted state as its
+// guard: admitted generation 7 is recorded (not on a dry run), a lower
+// generation is manifest-rollback, and a source's refusal maps by its
+// kind.
+func TestCheckTrustedState(t *testing.T) {
+	ctx := context.Background()
+	fx := newFixture(t, v1Assets, v1Page)
+	state, err := trusted.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fx.config(amd64Conf.String())
+	cfg.Guard = state
+	cfg.DryRun = true
+	if d := admission.Check(ctx, cfg); !d.Allowed {
+		t.Fatalf("dry run refused:\n%s", dump(d))
+	}
+	if _, ok, _ := state.Get("store-web"); ok {
+		t.Fatal("a dry run recorded the generation")
+	}
+	cfg.DryRun = false
+	if d := admission.Check(ctx, cfg); !d.Allowed {
+		t.Fatalf("refused:\n%s", dump(d))
+	}
+	if rec, ok, err := state.Get("store-web"); err != nil || !ok || rec.Generation != 7 {
+		t.Fatalf("state after admitting 7 = %+v %v %v", rec, ok, err)
+	}
+	fx.m.Release.Generation = 6
+	fx.write(t)
+	d := admission.Check(ctx, cfg)
+	if d.Allowed || !d.Has(admission.KindManifestRollback) || d.Unverified {
+		t.Errorf("generation 6 after 7: want a manifest-rollback refusal (exit 1), got:\n%s", dump(d))
+	}
+	if rec, _, _ := state.Get("store-web"); rec.Generation != 7 {
+		t.Errorf("a refusal moved the state to %d", rec.Generation)
+	}
+	for kind, want := range map[string]admission.Kind{
+		trusted.KindRollback: admission.KindManifestRollback,
+		trusted.KindExpired:  admission.KindManifestExpired,
+		trusted.KindInvalid:  admission.KindManifestInvalid,
+	} {
+		cfg.Source = refusingSource{&trusted.RefusalError{Kind: kind, Release: "store-web", Err: errors.New("refused")}}
+		if d := admission.Check(ctx, cfg); d.Allowed || !d.Has(want) {
+			t.Errorf("a source refusing with %s: want a %s finding, got:\n%s", kind, want, dump(d))
+		}
+	}
 }

@@ -80,6 +80,10 @@ type Decision struct {
 	Generation       int64           `json:"generation,omitempty"`
 	ManifestDigest   manifest.Digest `json:"manifestDigest,omitzero"`
 	ManifestLocation string          `json:"manifestLocation,omitempty"`
+	// ManifestCachedAt is set when the manifest is the trusted state's
+	// cached copy, used because the store could not be reached (--max-age):
+	// when that copy was last accepted from the store.
+	ManifestCachedAt time.Time `json:"manifestCachedAt,omitzero"`
 	// Unsigned is true when the manifest was accepted without a verified
 	// signature (--insecure-allow-unsigned); every report says so.
 	Unsigned bool `json:"unsigned,omitempty"`

@@ -8,11 +8,13 @@
 // closed: any error, timeout or panic on the way to a decision is a refusal.
 //
 // [Check] is the front door: it fetches and verifies the manifest (a
-// manifest.Source and manifest.Verifier, an optional [GenerationGuard] for
-// rollbacks), asks a running.Source what runs, probes the instance's pages
-// (package probe), and checks the served assets against the manifest and
-// the CDN (verify/cdn), all under one deadline. It holds no state between
-// calls, so the fleet agent calls it on a timer. [Match] is the image rule
-// on its own. The sub-packages: running (Docker, ECS, file and given
+// manifest.Source and manifest.Verifier, and a [GenerationGuard], the
+// trusted state of package manifest/trusted, which refuses rollbacks and
+// records what was admitted), asks a running.Source what runs, probes the
+// instance's pages (package probe), and checks the served assets against
+// the manifest and the CDN (verify/cdn), all under one deadline. It holds
+// no state of its own between calls (the guard does), so the fleet agent
+// calls it on a timer. [Match] is the image rule on its own
+// (manifest.Image.Identify's). The sub-packages: running (Docker, ECS, file and given
 // digests), probe (HTML and JSON asset lists), gate (acting in AWS).
 package admission

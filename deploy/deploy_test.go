@@ -52,7 +52,8 @@ func TestHookScript(t *testing.T) {
 	}{{"digest:" + d("3").String(), 0}, {"digest:" + d("9").String(), 1}, {"digest:r/web:v1", 1}} {
 		report := filepath.Join(dir, "run", tt.running[len(tt.running)-4:], "admit.json")
 		cmd := exec.Command("sh", "hooks/lockstep-admit.sh", "--insecure-allow-unsigned", "--platform", "linux/amd64")
-		cmd.Env = append(os.Environ(), "LOCKSTEP_BIN="+bin, "LOCKSTEP_ENV_FILE="+envFile, "LOCKSTEP_REPORT="+report, "LOCKSTEP_RUNNING="+tt.running)
+		cmd.Env = append(os.Environ(), "LOCKSTEP_BIN="+bin, "LOCKSTEP_ENV_FILE="+envFile, "LOCKSTEP_REPORT="+report, "LOCKSTEP_RUNNING="+tt.running,
+			"LOCKSTEP_STATE_DIR="+filepath.Join(dir, "state"))
 		out, err := cmd.CombinedOutput()
 		code := 0
 		var ee *exec.ExitError

@@ -10,7 +10,9 @@ import (
 )
 
 // FileSource reads a manifest from a file, and its signature from the file
-// beside it with ".sig" appended (MANIFEST.sig), where there is one.
+// beside it with ".sig" appended (MANIFEST.sig) and its Sigstore bundle
+// from the file with ".sigstore.json" appended (MANIFEST.sigstore.json),
+// where there are.
 type FileSource struct {
 	Path string
 }
@@ -37,6 +39,13 @@ func (f FileSource) Fetch(ctx context.Context) (*Signed, error) {
 		s.Signature = sig
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("reading signature: %w", err)
+	}
+	bundle, err := os.ReadFile(f.Path + ".sigstore.json")
+	switch {
+	case err == nil:
+		s.Bundle = bundle
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("reading signature bundle: %w", err)
 	}
 	return s, nil
 }

@@ -111,26 +111,35 @@ type File struct {
 }
 
 // Verification is signature material embedded in a manifest, so that a
-// booting instance verifies its images without calling the registry.
+// booting instance verifies its images' signatures from the manifest alone,
+// without calling the registry (verify/imagesig Embed and VerifyEmbedded).
 type Verification struct {
-	// Images maps an image manifest or index digest to the cosign bundles
-	// (JSON) of its signatures.
+	// Signatures holds the cosign signatures of the images' index and
+	// platform manifests, each naming the digest it signs.
 	Signatures []EmbeddedSignature `json:"signatures,omitempty"`
 }
 
-// EmbeddedSignature is one image signature as cosign stores it.
+// EmbeddedSignature is one image signature as cosign stores it in a
+// signature image's layer (the `sha256-<hex>.sig` tag): the simple-signing
+// payload, the signature over it, and the layer's annotations.
 type EmbeddedSignature struct {
 	// Digest is the signed image manifest or index.
 	Digest Digest `json:"digest"`
-	// Payload is the base64 of the simple-signing payload.
+	// Payload is the base64 of the simple-signing payload (the layer).
 	Payload string `json:"payload"`
-	// Signature is the base64 signature over Payload.
+	// Signature is the base64 signature over the payload
+	// (dev.cosignproject.cosign/signature).
 	Signature string `json:"signature"`
-	// Certificate and Chain are PEM, for keyless signatures.
+	// Certificate and Chain are PEM, for keyless signatures
+	// (dev.sigstore.cosign/certificate, dev.sigstore.cosign/chain).
 	Certificate string `json:"certificate,omitempty"`
 	Chain       string `json:"chain,omitempty"`
-	// Bundle is the Rekor bundle (JSON), where there is one.
+	// Bundle is the Rekor bundle (JSON, dev.sigstore.cosign/bundle), where
+	// the signature was logged.
 	Bundle []byte `json:"bundle,omitempty"`
+	// RFC3161Timestamp is the timestamp authority's response (JSON,
+	// dev.sigstore.cosign/rfc3161timestamp), where there is one.
+	RFC3161Timestamp []byte `json:"rfc3161Timestamp,omitempty"`
 }
 
 // Fingerprint is one digest over a set of files: the SHA-256 of the lines
@@ -169,26 +178,11 @@ func (m *Manifest) Image(name string) (*Image, bool) {
 	return nil, false
 }
 
-// Matches reports whether d is one of the image's digests: the index or
-// manifest digest, a platform manifest digest or a platform config digest.
-// With a non-empty platform ("os/arch[/variant]"), only that platform's
-// digests (and the index digest) match.
+// Matches reports whether d identifies the image on platform
+// ("os/arch[/variant]", "" for any): Identify's rule.
 func (im *Image) Matches(d Digest, platform string) bool {
-	if d.IsZero() {
-		return false
-	}
-	if d == im.Digest {
-		return true
-	}
-	for _, p := range im.Platforms {
-		if platform != "" && !PlatformMatches(p, platform) {
-			continue
-		}
-		if d == p.Digest || d == p.Config {
-			return true
-		}
-	}
-	return false
+	match, _ := im.Identify(d, platform)
+	return match != ""
 }
 
 // PlatformMatches reports whether p is the platform "os/arch[/variant]".

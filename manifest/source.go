@@ -23,6 +23,11 @@ type Signed struct {
 	Bundle []byte
 	// Location says where the manifest came from, for reports.
 	Location string
+	// CachedAt is set only on a consumer's cached copy of a manifest it
+	// accepted before, served because its source could not be reached
+	// (trusted.Source with MaxAge): when it was last accepted from the
+	// source.
+	CachedAt time.Time
 }
 
 // NewSigned parses raw and returns it as a Signed with its digest.

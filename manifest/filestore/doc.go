@@ -3,7 +3,7 @@
 //
 //	DIR/RELEASE/manifests/sha256:HEX.json    the manifest, the bytes as published
 //	DIR/RELEASE/manifests/sha256:HEX.sig     its signature, when it has one
-//	DIR/RELEASE/manifests/sha256:HEX.bundle  its Sigstore bundle, when it has one
+//	DIR/RELEASE/manifests/sha256:HEX.sigstore.json  its Sigstore bundle, when it has one
 //	DIR/RELEASE/channels/CHANNEL.json        a channel's pointer document
 //	DIR/RELEASE/.lock                        the lock the channel moves take
 //

@@ -154,7 +154,7 @@ func (s *Store) writeSidecars(path string, m *manifest.Signed, fresh bool) error
 	for _, sc := range []struct {
 		ext  string
 		data []byte
-	}{{".sig", m.Signature}, {".bundle", m.Bundle}} {
+	}{{".sig", m.Signature}, {".sigstore.json", m.Bundle}} {
 		if len(sc.data) == 0 {
 			continue
 		}
@@ -227,7 +227,7 @@ func (s *Store) Get(ctx context.Context, release string, d manifest.Digest) (*ma
 	if signed.Signature, err = readOptional(base + ".sig"); err != nil {
 		return nil, err
 	}
-	if signed.Bundle, err = readOptional(base + ".bundle"); err != nil {
+	if signed.Bundle, err = readOptional(base + ".sigstore.json"); err != nil {
 		return nil, err
 	}
 	return signed, nil
@@ -378,7 +378,7 @@ func (s *Store) Delete(ctx context.Context, release string, d manifest.Digest) e
 		return fmt.Errorf("deleting %s: %w", d, err)
 	}
 	base := strings.TrimSuffix(path, ".json")
-	for _, ext := range []string{".sig", ".bundle"} {
+	for _, ext := range []string{".sig", ".sigstore.json"} {
 		if err := os.Remove(base + ext); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("deleting %s%s: %w", d, ext, err)
 		}

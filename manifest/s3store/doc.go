@@ -4,7 +4,7 @@
 //
 //	PREFIX/RELEASE/manifests/sha256:HEX.json    the manifest, the bytes as published
 //	PREFIX/RELEASE/manifests/sha256:HEX.sig     its signature, when it has one
-//	PREFIX/RELEASE/manifests/sha256:HEX.bundle  its Sigstore bundle, when it has one
+//	PREFIX/RELEASE/manifests/sha256:HEX.sigstore.json  its Sigstore bundle, when it has one
 //	PREFIX/RELEASE/channels/CHANNEL.json        a channel's pointer document
 //
 // Manifests are written with If-None-Match: * so that a digest is never

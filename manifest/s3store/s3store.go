@@ -165,7 +165,7 @@ func (s *Store) putSidecars(ctx context.Context, key string, m *manifest.Signed,
 	for _, sc := range []struct {
 		ext  string
 		data []byte
-	}{{".sig", m.Signature}, {".bundle", m.Bundle}} {
+	}{{".sig", m.Signature}, {".sigstore.json", m.Bundle}} {
 		if len(sc.data) == 0 {
 			continue
 		}
@@ -202,7 +202,7 @@ func (s *Store) put(ctx context.Context, key string, data []byte, ifMatch string
 
 func contentType(key string) string {
 	switch {
-	case strings.Contains(key, "/channels/"), strings.HasSuffix(key, ".bundle"):
+	case strings.Contains(key, "/channels/"), strings.HasSuffix(key, ".sigstore.json"):
 		return "application/json"
 	case strings.HasSuffix(key, ".sig"):
 		return "text/plain"
@@ -249,7 +249,7 @@ func (s *Store) Get(ctx context.Context, release string, d manifest.Digest) (*ma
 	if signed.Signature, err = s.getOptional(ctx, base+".sig"); err != nil {
 		return nil, err
 	}
-	if signed.Bundle, err = s.getOptional(ctx, base+".bundle"); err != nil {
+	if signed.Bundle, err = s.getOptional(ctx, base+".sigstore.json"); err != nil {
 		return nil, err
 	}
 	return signed, nil
@@ -472,7 +472,7 @@ func (s *Store) Delete(ctx context.Context, release string, d manifest.Digest) e
 		return err
 	}
 	base := strings.TrimSuffix(key, ".json")
-	for _, k := range []string{key, base + ".sig", base + ".bundle"} {
+	for _, k := range []string{key, base + ".sig", base + ".sigstore.json"} {
 		_, err := s.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(k)})
 		if err != nil && !isNotFound(err) {
 			return fmt.Errorf("deleting s3://%s/%s: %w", s.bucket, k, err)

@@ -13,16 +13,23 @@
 // written atomically, under an flock on DIR/.lock, and only by Accept,
 // which a consumer calls after every check has passed.
 //
-// A consumer's flow:
+// *State is an admission.GenerationGuard: admission.Check calls its Check
+// once the manifest's signature verifies (a *RefusalError becomes the
+// finding of its Kind) and its Accept once every check has passed, never
+// in a dry run. That is the one place rollback protection is enforced; a
+// consumer that does not use admission follows the same flow:
 //
 //	st, _ := trusted.Open(dir)
 //	src := &trusted.Source{Upstream: channelSource, State: st, Release: name, MaxAge: maxAge}
-//	m, err := src.Fetch(ctx)        // refuses rollback and expiry (*RefusalError)
+//	m, err := src.Fetch(ctx)        // the store's manifest, or the cache (see below)
+//	err = st.Check(ctx, m)          // refuses rollback and expiry (*RefusalError)
 //	... every other check ...
-//	err = st.Accept(m)              // only when admitted
+//	err = st.Accept(ctx, m)         // only when admitted
 //
 // With MaxAge > 0, a store that cannot be reached (a *verify.UnavailableError
-// from Upstream) falls back to the cached copy, if Accept stored it (or
-// confirmed it) at most MaxAge ago. By default (MaxAge 0) an unreachable
-// store is a refusal: the UnavailableError is returned.
+// from Upstream) makes Source fall back to the cached copy, if Accept
+// stored it (or confirmed it, accepting the same manifest from the store)
+// at most MaxAge ago; accepting the cached copy itself confirms nothing.
+// By default (MaxAge 0) an unreachable store is a refusal: the
+// UnavailableError is returned.
 package trusted

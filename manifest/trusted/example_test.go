@@ -12,8 +12,10 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/trusted"
 )
 
-// A consumer fetches through its trusted state, runs its checks, and
-// accepts; a lower generation later is refused as a rollback.
+// A consumer fetches (through Source, for the MaxAge fallback), checks
+// against its trusted state, runs its other checks, and accepts; a lower
+// generation later is refused as a rollback. admission.Check runs this
+// flow when given the State as its Guard.
 func ExampleSource() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "lockstep-example-")
@@ -25,15 +27,15 @@ func ExampleSource() {
 
 	src := &trusted.Source{Upstream: store.ChannelSource{Store: st, Release: "web"}, State: state, Release: "web"}
 	m, err := src.Fetch(ctx)
-	fmt.Println(m.Manifest.ID(), err)
+	fmt.Println(m.Manifest.ID(), err, state.Check(ctx, m))
 	// ... the admission checks pass ...
-	fmt.Println(state.Accept(m))
+	fmt.Println(state.Accept(ctx, m))
 
 	g6, _ := storetest.NewManifest("web", 6, "")
 	var re *trusted.RefusalError
-	fmt.Println(errors.As(state.Check("web", g6), &re), re.Kind)
+	fmt.Println(errors.As(state.Check(ctx, g6), &re), re.Kind)
 	// Output:
-	// web@7 <nil>
+	// web@7 <nil> <nil>
 	// <nil>
 	// true manifest-rollback
 }

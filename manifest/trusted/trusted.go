@@ -30,10 +30,12 @@ const (
 )
 
 // RefusalError refuses a manifest: a rollback below an accepted generation,
-// an expired manifest, or one of another release. It wraps a *manifest.GenerationError (rollback)
-// or a *verify.MismatchError (expiry), so that the CLI exits 1.
+// an expired manifest, or one of another release. It wraps a
+// *manifest.GenerationError (rollback) or a *verify.MismatchError (expiry,
+// another release), so that the CLI exits 1. Consumers map Kind to their
+// own finding kinds (admission does).
 type RefusalError struct {
-	// Kind is KindRollback or KindExpired.
+	// Kind is KindRollback, KindExpired or KindInvalid.
 	Kind    string
 	Release string
 	Err     error
@@ -112,10 +114,17 @@ func (s *State) Get(release string) (rec Record, ok bool, err error) {
 	return rec, true, nil
 }
 
-// Check refuses m, for release, if its generation is below the highest
-// accepted (or equal to it with other content), or if it has expired.
-// It returns a *RefusalError, or another error if the state cannot be read.
-func (s *State) Check(release string, m *manifest.Signed) error {
+// Check refuses m if its generation is below the highest accepted for its
+// release (or equal to it with other content), or if it has expired. It
+// returns a *RefusalError, or another error if the state cannot be read
+// (or ctx is done). With Accept, it makes *State an
+// admission.GenerationGuard: the one place rollback protection is
+// enforced.
+func (s *State) Check(ctx context.Context, m *manifest.Signed) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	release := m.Manifest.Release.Name
 	if m.Manifest.Expired(s.now()) {
 		return &RefusalError{Kind: KindExpired, Release: release, Err: &verify.MismatchError{
 			Subject: "manifest " + m.Manifest.ID(), Reason: "expired",
@@ -137,18 +146,26 @@ func (s *State) Check(release string, m *manifest.Signed) error {
 
 // Accept records m as accepted for its release, after the caller's checks
 // have all passed: the generation rises (or stays, for the same manifest)
-// and a copy of m is cached for MaxAge fallbacks. It checks again under
-// the lock, so a concurrent Accept of a higher generation is never undone
-// (a *RefusalError).
-func (s *State) Accept(m *manifest.Signed) error {
+// and a copy of m is cached for MaxAge fallbacks, with the time of
+// acceptance. It checks again under the lock, so a concurrent Accept of a
+// higher generation is never undone (a *RefusalError). Accepting the
+// cached copy itself (m.CachedAt set, served by Source while the store
+// was unreachable) records nothing: the cache does not get fresher for
+// being used, so MaxAge keeps counting from when the store last served it.
+func (s *State) Accept(ctx context.Context, m *manifest.Signed) error {
 	release := m.Manifest.Release.Name
 	unlock, err := s.lock()
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if err := s.Check(release, m); err != nil {
+	if err := s.Check(ctx, m); err != nil {
 		return err
+	}
+	if !m.CachedAt.IsZero() {
+		if rec, ok, err := s.Get(release); err != nil || (ok && rec.Digest == m.Digest) {
+			return err
+		}
 	}
 	base, err := s.path(release, ".manifest")
 	if err != nil {
@@ -159,7 +176,7 @@ func (s *State) Accept(m *manifest.Signed) error {
 	for _, f := range []struct {
 		ext  string
 		data []byte
-	}{{".json", m.Raw}, {".sig", m.Signature}, {".bundle", m.Bundle}} {
+	}{{".json", m.Raw}, {".sig", m.Signature}, {".sigstore.json", m.Bundle}} {
 		if f.ext != ".json" && len(f.data) == 0 {
 			if err := os.Remove(base + f.ext); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("writing trusted state: %w", err)
@@ -204,7 +221,7 @@ func (s *State) Cached(release string) (m *manifest.Signed, at time.Time, ok boo
 	if m.Signature, err = readOptional(base + ".sig"); err != nil {
 		return nil, time.Time{}, false, err
 	}
-	if m.Bundle, err = readOptional(base + ".bundle"); err != nil {
+	if m.Bundle, err = readOptional(base + ".sigstore.json"); err != nil {
 		return nil, time.Time{}, false, err
 	}
 	return m, rec.AcceptedAt, true, nil
@@ -239,10 +256,11 @@ func (s *State) lock() (func(), error) {
 	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
-// Source is a manifest.Source guarded by the trusted state: it refuses a
-// rollback or an expired manifest from Upstream and, with MaxAge, falls
-// back to the cached copy when Upstream cannot be reached. It does not
-// Accept: the caller does, once every check has passed.
+// Source is a manifest.Source that, with MaxAge, falls back to the trusted
+// state's cached copy when Upstream cannot be reached. It neither refuses
+// rollbacks nor Accepts: the consumer's guard does both (State.Check
+// before trusting a manifest, State.Accept once every check has passed;
+// admission.Check calls them), so that rollback protection has one place.
 type Source struct {
 	Upstream manifest.Source
 	State    *State
@@ -257,10 +275,12 @@ type Source struct {
 
 var _ manifest.Source = (*Source)(nil)
 
-// Fetch returns Upstream's manifest, or the cached one as said above. It
-// returns a *RefusalError for a rollback or an expired manifest, and
-// Upstream's error (a *verify.UnavailableError when unreachable) when there
-// is nothing usable.
+// Fetch returns Upstream's manifest, or the cached one as said above (with
+// CachedAt set to when it was last accepted from the store, and Location
+// naming the cache). A manifest of another release than Release is a
+// *RefusalError (KindInvalid). When there is nothing usable it returns
+// Upstream's error (a *verify.UnavailableError when unreachable, also when
+// the cache is older than MaxAge).
 func (s *Source) Fetch(ctx context.Context) (*manifest.Signed, error) {
 	m, err := s.Upstream.Fetch(ctx)
 	if err != nil {
@@ -279,6 +299,7 @@ func (s *Source) Fetch(ctx context.Context) (*manifest.Signed, error) {
 			s.Logger.Warn("store unreachable; using the cached manifest", "release", s.Release, "generation", cached.Manifest.Release.Generation, "age", age.Round(time.Second), "err", err)
 		}
 		cached.Location = "trusted cache (" + s.State.dir + "), accepted " + at.UTC().Format(time.RFC3339)
+		cached.CachedAt = at
 		m = cached
 	}
 	release := s.Release
@@ -287,9 +308,6 @@ func (s *Source) Fetch(ctx context.Context) (*manifest.Signed, error) {
 	}
 	if m.Manifest.Release.Name != release {
 		return nil, &RefusalError{Kind: KindInvalid, Release: release, Err: &verify.MismatchError{Subject: "manifest release", Got: m.Manifest.Release.Name, Want: release}}
-	}
-	if err := s.State.Check(release, m); err != nil {
-		return nil, err
 	}
 	return m, nil
 }

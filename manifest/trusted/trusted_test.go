@@ -40,28 +40,29 @@ func wantRefusal(t *testing.T, err error, kind string) *trusted.RefusalError {
 }
 
 func TestCheckAndAccept(t *testing.T) {
+	ctx := context.Background()
 	c := &clock{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
 	st, dir := newState(t, c)
 	g7, g6 := storetest.Manifest(t, "web", 7, ""), storetest.Manifest(t, "web", 6, "")
-	if err := st.Check("web", g6); err != nil {
+	if err := st.Check(ctx, g6); err != nil {
 		t.Fatalf("Check on an empty state = %v, want nil", err)
 	}
-	if err := st.Accept(g7); err != nil {
+	if err := st.Accept(ctx, g7); err != nil {
 		t.Fatal(err)
 	}
-	re := wantRefusal(t, st.Check("web", g6), trusted.KindRollback)
+	re := wantRefusal(t, st.Check(ctx, g6), trusted.KindRollback)
 	var ge *manifest.GenerationError
 	if !errors.As(re, &ge) || ge.Have != 7 || ge.Offered != 6 {
 		t.Errorf("rollback refusal wraps %v, want a GenerationError have 7 offered 6", re.Err)
 	}
-	if err := st.Accept(g6); err == nil {
+	if err := st.Accept(ctx, g6); err == nil {
 		t.Error("Accept(6) after 7 succeeded")
 	}
-	wantRefusal(t, st.Check("web", storetest.Manifest(t, "web", 7, "other")), trusted.KindRollback)
-	if err := st.Check("web", g7); err != nil {
+	wantRefusal(t, st.Check(ctx, storetest.Manifest(t, "web", 7, "other")), trusted.KindRollback)
+	if err := st.Check(ctx, g7); err != nil {
 		t.Errorf("Check(the accepted manifest again) = %v, want nil", err)
 	}
-	if err := st.Check("api", g6); err != nil {
+	if err := st.Check(ctx, storetest.Manifest(t, "api", 6, "")); err != nil {
 		t.Errorf("another release is independent: %v", err)
 	}
 	// A restart reads the same state.
@@ -76,22 +77,23 @@ func TestCheckAndAccept(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "web.state.json"), []byte(`{"release":"web","gener`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := again.Check("web", g6); err == nil {
+	if err := again.Check(ctx, g6); err == nil {
 		t.Error("Check with a damaged state = nil, want an error")
 	}
 }
 
 func TestExpired(t *testing.T) {
+	ctx := context.Background()
 	c := &clock{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
 	st, _ := newState(t, c)
 	m := storetest.Manifest(t, "web", 1, "")
 	exp := c.t.Add(-time.Second)
 	m.Manifest.Release.ExpiresAt = &exp
-	re := wantRefusal(t, st.Check("web", m), trusted.KindExpired)
+	re := wantRefusal(t, st.Check(ctx, m), trusted.KindExpired)
 	if !verify.IsMismatch(re) {
 		t.Errorf("expiry refusal %v does not wrap a MismatchError (exit 1)", re)
 	}
-	if err := st.Accept(m); err == nil {
+	if err := st.Accept(ctx, m); err == nil {
 		t.Error("Accept(expired) succeeded")
 	}
 	if _, ok, _ := st.Get("web"); ok {
@@ -108,6 +110,7 @@ type source struct {
 func (s *source) Fetch(context.Context) (*manifest.Signed, error) { return s.m, s.err }
 
 func TestSourceMaxAge(t *testing.T) {
+	ctx := context.Background()
 	c := &clock{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
 	st, _ := newState(t, c)
 	m := storetest.Signed(storetest.Manifest(t, "web", 3, ""))
@@ -117,7 +120,7 @@ func TestSourceMaxAge(t *testing.T) {
 	if err != nil || got.Digest != m.Digest {
 		t.Fatalf("Fetch = %v, %v", got, err)
 	}
-	if err := st.Accept(got); err != nil {
+	if err := st.Accept(ctx, got); err != nil {
 		t.Fatal(err)
 	}
 	down := verify.Unavailable("manifest store s3://x", errors.New("connection refused"))
@@ -131,6 +134,17 @@ func TestSourceMaxAge(t *testing.T) {
 	got, err = src.Fetch(context.Background())
 	if err != nil || got.Digest != m.Digest || string(got.Signature) != string(m.Signature) {
 		t.Fatalf("Fetch(store down, cache 59m old, --max-age 1h) = %v, %v; want the cached manifest with its signature", got, err)
+	}
+	accepted := c.t.Add(-59 * time.Minute)
+	if !got.CachedAt.Equal(accepted) {
+		t.Errorf("the cached copy's CachedAt = %s, want when it was accepted, %s", got.CachedAt, accepted)
+	}
+	// Admitting from the cache does not make the cache fresher.
+	if err := st.Accept(ctx, got); err != nil {
+		t.Fatalf("Accept(the cached copy) = %v", err)
+	}
+	if rec, _, _ := st.Get("web"); !rec.AcceptedAt.Equal(accepted) {
+		t.Errorf("accepting the cached copy moved acceptedAt to %s, want it left at %s", rec.AcceptedAt, accepted)
 	}
 	c.t = c.t.Add(2 * time.Minute)
 	if _, err := src.Fetch(context.Background()); !verify.IsUnavailable(err) {
@@ -176,7 +190,10 @@ func TestRollbackProtection(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return m, state.Accept(m)
+		if err := state.Check(ctx, m); err != nil {
+			return nil, err
+		}
+		return m, state.Accept(ctx, m)
 	}
 	if m, err := admit(live); err != nil || m.Manifest.Release.Generation != 7 {
 		t.Fatalf("admitting generation 7: %v", err)

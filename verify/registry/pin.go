@@ -1,95 +1,541 @@
 package registry
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verify"
 )
 
-// Options configure pinning.
+// DefaultConcurrency is how many references PinAll resolves at once.
+const DefaultConcurrency = 16
+
+// Options configure pinning. The zero value pins every platform with the
+// default keychain, transport.DefaultPolicy and no logging.
 type Options struct {
-	// Remote are extra go-containerregistry options (transport, keychain).
+	// Platform, "os/arch[/variant]", keeps only that platform of an index
+	// (a platform without a variant matches every variant); an index
+	// without it is a *PlatformError. A single-platform image must be of
+	// that platform. Empty keeps every platform.
+	Platform string
+	// Concurrency bounds PinAll's references in flight (default 16).
+	Concurrency int
+	// Client carries every request; nil means a new
+	// transport.New(transport.DefaultPolicy()). go-containerregistry's
+	// retryer takes the client's Policy.
+	Client *transport.Client
+	// Keychain supplies credentials (default authn.DefaultKeychain: the
+	// Docker config and its credential helpers).
+	Keychain authn.Keychain
+	// Previous, when set, is the last release's manifest: PinAll fails
+	// with a *MovedTagError when a tag now names another digest than it
+	// did there, unless AllowMoved names it (see MovedTag.Matches).
+	Previous *manifest.Manifest
+	// Known are references already pinned elsewhere, e.g. in the files
+	// about to be rewritten ("repo:tag@sha256:…"): a tag whose digest there
+	// differs from the one it resolves to now is a moved tag too, as with
+	// Previous. References without both a tag and a digest are ignored.
+	Known []string
+	// AllowMoved names the moved tags to accept on purpose: a role name,
+	// a reference as given, or a repository:tag.
+	AllowMoved []string
+	// Cache, if set, is a directory where immutable objects (image
+	// configs, platform manifests) are kept by digest, so that pinning a
+	// tag again costs one request. Everything read from it is verified
+	// against its digest. Empty: no cache.
+	Cache string
+	// Logger receives debug and warning messages (default: none).
+	Logger *slog.Logger
+	// Remote are extra go-containerregistry options, applied last.
 	Remote []remote.Option
 }
 
-// Pin resolves ref and returns it as a manifest image with role name.
-// A reference that does not parse is a *manifest.ValidationError; a
-// registry that cannot be reached an *verify.UnavailableError.
+// Request names one image to pin: its role in the release and its
+// reference.
+type Request struct {
+	// Name is the role, e.g. "web"; empty means the reference.
+	Name string
+	// Ref is "repo[:tag][@sha256:…]".
+	Ref string
+}
+
+// Pin resolves ref and returns it as a manifest image with role name. See
+// Resolve for what is resolved and the errors returned; with a
+// *MovedTagError, the image is returned too.
 func Pin(ctx context.Context, role, ref string, opt Options) (*manifest.Image, error) {
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		return nil, &manifest.ValidationError{Field: "image " + role, Reason: fmt.Sprintf("reference %q: %v", ref, err), Err: err}
+	ims, err := PinAll(ctx, []Request{{Name: role, Ref: ref}}, opt)
+	if len(ims) == 1 && ims[0].Ref != "" {
+		return &ims[0], err
 	}
-	ropts := append([]remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}, opt.Remote...)
-	desc, err := remote.Get(r, ropts...)
+	return nil, err
+}
+
+// PinAll resolves every request and returns the images in input order: it
+// is Resolve's Images. See Resolve for what is resolved and the errors.
+func PinAll(ctx context.Context, reqs []Request, opt Options) ([]manifest.Image, error) {
+	res, err := Resolve(ctx, reqs, opt)
+	if res == nil {
+		return nil, err
+	}
+	return res.Images, err
+}
+
+// Result is what Resolve found.
+type Result struct {
+	// Images are the pinned images, in the order of the requests.
+	Images []manifest.Image
+	// Moved lists every moved tag, allowed or not: a "repo:tag@digest"
+	// request whose tag now names another digest, and tags that moved
+	// since opt.Previous or opt.Known.
+	Moved []MovedTag
+}
+
+// Resolve resolves every request, at most opt.Concurrency at once. For an
+// index it records the index digest and, per image platform (attestations
+// and other artifacts skipped), the manifest and config digests; for a
+// single image manifest, one platform read from its config. A
+// "repo:tag@digest" request is pinned to its digest, which must exist, and
+// its tag must still name it.
+//
+// Every reference and option is checked before any request is sent: a
+// malformed one is a *ReferenceError. Then each failure is typed (see the
+// package documentation) and all are returned joined, in input order; the
+// first *verify.UnavailableError stops the references not yet started.
+// Moved tags that opt.AllowMoved does not name are a *MovedTagError,
+// returned with the complete Result.
+func Resolve(ctx context.Context, reqs []Request, opt Options) (*Result, error) {
+	refs := make([]reference, len(reqs))
+	var errs []error
+	for i, q := range reqs {
+		r, err := parseReference(q.Ref)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		refs[i] = r
+	}
+	if opt.Platform != "" {
+		if err := parsePlatform(opt.Platform); err != nil {
+			errs = append(errs, &ReferenceError{Ref: opt.Platform, Err: err})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	p, err := newPinner(ctx, opt)
 	if err != nil {
-		return nil, verify.Unavailable("registry "+r.Context().RegistryStr(), fmt.Errorf("resolving %s: %w", ref, err))
+		return nil, err
+	}
+	n := opt.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	out := make([]manifest.Image, len(reqs))
+	moved := make([]*MovedTag, len(reqs))
+	perr := make([]error, len(reqs))
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for i := range reqs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			role := reqs[i].Name
+			if role == "" {
+				role = reqs[i].Ref
+			}
+			im, mt, err := p.pin(ctx, role, refs[i])
+			if err != nil {
+				perr[i] = err
+				if verify.IsUnavailable(err) {
+					cancel(err)
+				}
+				return
+			}
+			out[i], moved[i] = *im, mt
+		}()
+	}
+	wg.Wait()
+	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
+		// Keep the registry's error; drop the cancellations it caused.
+		errs = nil
+		for _, err := range perr {
+			if err != nil && !errors.Is(err, context.Canceled) {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) == 0 {
+			errs = append(errs, cause)
+		}
+		return nil, errors.Join(errs...)
+	}
+	if err := errors.Join(perr...); err != nil {
+		return nil, err
+	}
+	res := &Result{Images: out, Moved: []MovedTag{}}
+	for _, m := range moved {
+		if m != nil {
+			res.Moved = append(res.Moved, *m)
+		}
+	}
+	res.Moved = append(res.Moved, Moved(previous(opt), out, opt.AllowMoved)...)
+	return res, p.refuse(res.Moved)
+}
+
+type pinner struct {
+	opt    Options
+	puller *remote.Puller
+	cache  *blobCache
+	log    *slog.Logger
+}
+
+func newPinner(ctx context.Context, opt Options) (*pinner, error) {
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	puller, err := remote.NewPuller(remoteOptions(ctx, opt)...)
+	if err != nil {
+		return nil, fmt.Errorf("configuring the registry client: %w", err)
+	}
+	return &pinner{opt: opt, puller: puller, cache: newBlobCache(opt.Cache), log: log}, nil
+}
+
+// remoteOptions are go-containerregistry's options for opt: our transport,
+// the keychain, and a retryer following the transport's policy.
+func remoteOptions(ctx context.Context, opt Options) []remote.Option {
+	client := opt.Client
+	if client == nil {
+		client = transport.New(transport.DefaultPolicy())
+	}
+	keys := opt.Keychain
+	if keys == nil {
+		keys = authn.DefaultKeychain
+	}
+	pol := client.Policy()
+	ropts := []remote.Option{
+		remote.WithContext(ctx),
+		remote.WithTransport(client.Transport()),
+		remote.WithAuthFromKeychain(keys),
+		remote.WithUserAgent(pol.UserAgent),
+		remote.WithRetryBackoff(Backoff(pol)),
+		remote.WithRetryPredicate(retryable),
+		remote.WithRetryStatusCodes(RetryStatusCodes...),
+	}
+	return append(ropts, opt.Remote...)
+}
+
+// RetryStatusCodes are the statuses go-containerregistry retries: those
+// internal/transport retries (429, 502, 503, 504). A 500 or a 4xx is an
+// answer, not a blip.
+var RetryStatusCodes = []int{http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
+
+// Backoff turns a transport policy into go-containerregistry's backoff:
+// MaxAttempts attempts; the first wait BaseDelay, then doubling, with up to
+// as much again of jitter, and no wait above MaxDelay. (go-containerregistry
+// jitters upwards rather than fully, and its Cap ends the retries, so the
+// growth factor is lowered instead when doubling would pass MaxDelay.)
+func Backoff(p transport.Policy) remote.Backoff {
+	d := transport.DefaultPolicy()
+	if p.MaxAttempts <= 0 {
+		p.MaxAttempts = d.MaxAttempts
+	}
+	if p.BaseDelay <= 0 {
+		p.BaseDelay = d.BaseDelay
+	}
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = d.MaxDelay
+	}
+	const jitter = 1.0
+	top := float64(p.MaxDelay) / (1 + jitter) // the largest wait before jitter
+	first := min(float64(p.BaseDelay), top)
+	factor := 2.0
+	if waits := p.MaxAttempts - 1; waits > 1 && first*math.Pow(factor, float64(waits-1)) > top {
+		factor = math.Max(1, math.Pow(top/first, 1/float64(waits-1)))
+	}
+	return remote.Backoff{Duration: time.Duration(first), Factor: factor, Jitter: jitter, Steps: p.MaxAttempts}
+}
+
+// retryable is the retry predicate: what go-containerregistry retries (a
+// reset, an EOF, a closed connection, a temporary error such as a retried
+// status) and timeouts of one attempt; never a cancelled or expired
+// context, a redirect loop, a refused connection or a TLS failure, which
+// another attempt would only repeat.
+func retryable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var le *transport.LoopError
+	if errors.As(err, &le) {
+		return false
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var tmp interface{ Temporary() bool }
+	return errors.As(err, &tmp) && tmp.Temporary()
+}
+
+// pin resolves one reference, and reports its tag when it no longer names
+// the reference's digest.
+func (p *pinner) pin(ctx context.Context, role string, r reference) (*manifest.Image, *MovedTag, error) {
+	im, err := p.resolve(ctx, role, r)
+	if err != nil || r.digest.IsZero() || !r.hasTag() {
+		return im, nil, err
+	}
+	mt, err := p.checkTag(ctx, role, r)
+	return im, mt, err
+}
+
+func (p *pinner) resolve(ctx context.Context, role string, r reference) (*manifest.Image, error) {
+	host := r.repo.RegistryStr()
+	start := time.Now()
+	var target name.Reference = r.repo.Tag(r.tag)
+	if !r.digest.IsZero() {
+		target = r.repo.Digest(r.digest.String())
+	}
+	desc, err := p.fetch(ctx, r, target)
+	if err != nil {
+		return nil, err
+	}
+	got, err := manifest.ParseDigest(desc.Digest.String())
+	if err != nil {
+		return nil, verify.Unavailable("registry "+host, fmt.Errorf("resolving %s: digest %s: %w", r.given, desc.Digest, err))
 	}
 	im := &manifest.Image{
 		Name:       role,
-		Ref:        ref,
-		Repository: r.Context().Name(),
-		Digest:     manifest.MustParseDigest(desc.Digest.String()),
+		Ref:        r.given,
+		Repository: r.repo.Name(),
+		Digest:     got,
 		MediaType:  string(desc.MediaType),
 	}
-	if t, ok := r.(name.Tag); ok {
-		im.Tag = t.TagStr()
+	if r.hasTag() {
+		im.Tag = r.tag
 	}
-	if desc.MediaType.IsIndex() {
-		idx, err := desc.ImageIndex()
-		if err != nil {
-			return nil, verify.Unavailable("registry "+r.Context().RegistryStr(), fmt.Errorf("reading index %s: %w", ref, err))
-		}
-		im2, err := idx.IndexManifest()
-		if err != nil {
-			return nil, verify.Unavailable("registry "+r.Context().RegistryStr(), fmt.Errorf("reading index %s: %w", ref, err))
-		}
-		for _, m := range im2.Manifests {
-			if m.Platform == nil || !m.MediaType.IsImage() {
-				continue // attestations and other artifacts
-			}
-			img, err := idx.Image(m.Digest)
-			if err != nil {
-				return nil, verify.Unavailable("registry "+r.Context().RegistryStr(), fmt.Errorf("reading %s@%s: %w", ref, m.Digest, err))
-			}
-			cfg, err := img.ConfigName()
-			if err != nil {
-				return nil, verify.Unavailable("registry "+r.Context().RegistryStr(), fmt.Errorf("reading config of %s@%s: %w", ref, m.Digest, err))
-			}
-			im.Platforms = append(im.Platforms, platform(*m.Platform, m.Digest, cfg))
-		}
-		return im, nil
+	switch {
+	case desc.MediaType.IsIndex():
+		err = p.index(ctx, r, desc, im)
+	case desc.MediaType.IsImage():
+		err = p.image(ctx, r, desc, im)
+	default:
+		err = verify.Unavailable("registry "+host, fmt.Errorf("resolving %s: media type %q is neither an image nor an index", r.given, desc.MediaType))
 	}
-	img, err := desc.Image()
 	if err != nil {
-		return nil, verify.Unavailable("registry "+r.Context().RegistryStr(), fmt.Errorf("reading image %s: %w", ref, err))
+		return nil, err
 	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return nil, verify.Unavailable("registry "+r.Context().RegistryStr(), fmt.Errorf("reading config of %s: %w", ref, err))
-	}
-	cfg, err := img.ConfigName()
-	if err != nil {
-		return nil, verify.Unavailable("registry "+r.Context().RegistryStr(), fmt.Errorf("reading config of %s: %w", ref, err))
-	}
-	p := v1.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant}
-	im.Platforms = []manifest.Platform{platform(p, desc.Digest, cfg)}
+	p.log.Debug("pinned", "ref", r.given, "digest", im.Digest.String(), "platforms", len(im.Platforms), "took", time.Since(start))
 	return im, nil
 }
 
-func platform(p v1.Platform, d, cfg v1.Hash) manifest.Platform {
-	return manifest.Platform{
-		OS:           p.OS,
-		Architecture: p.Architecture,
-		Variant:      p.Variant,
-		Digest:       manifest.MustParseDigest(d.String()),
-		Config:       manifest.MustParseDigest(cfg.String()),
+// fetched is a manifest or index as resolved: its digest, media type and
+// bytes (which hash to the digest).
+type fetched struct {
+	Digest    v1.Hash
+	MediaType types.MediaType
+	Manifest  []byte
+}
+
+// fetch resolves target to its manifest. Without a cache, or for a tag not
+// seen before, that is one GET. With a cache, a tag seen before and any
+// digest are first asked with a HEAD (lighter for the registry, and not
+// counted by Docker Hub's pull limits): when the cache holds the manifest
+// it names, that one request is all. The cache only ever saves requests:
+// what it holds is verified, and a tag is always asked of the registry.
+func (p *pinner) fetch(ctx context.Context, r reference, target name.Reference) (*fetched, error) {
+	host := r.repo.RegistryStr()
+	seen := r.repo.Name() + ":" + r.tag
+	if p.cache != nil && (!r.digest.IsZero() || p.cache.seen(seen)) {
+		if head, err := p.puller.Head(ctx, target); err == nil {
+			if raw, ok := p.cache.get(head.Digest); ok {
+				return &fetched{Digest: head.Digest, MediaType: head.MediaType, Manifest: raw}, nil
+			}
+			// Not cached: fetch it by the digest the tag named.
+			target = r.repo.Digest(head.Digest.String())
+		}
+		// On a failed HEAD (some registries refuse it), ask with a GET,
+		// whose answer is authoritative.
 	}
+	desc, err := p.puller.Get(ctx, target)
+	if err != nil {
+		return nil, classify(r.given, target.String(), host, err)
+	}
+	if err := p.cache.put(desc.Digest, desc.Manifest); err != nil {
+		p.log.Debug("not cached", "digest", desc.Digest.String(), "err", err)
+	}
+	if r.digest.IsZero() {
+		p.cache.markSeen(seen)
+	}
+	return &fetched{Digest: desc.Digest, MediaType: desc.MediaType, Manifest: desc.Manifest}, nil
+}
+
+// checkTag checks that the tag of a "repo:tag@digest" reference still
+// resolves to the digest, and returns the moved tag when it does not.
+func (p *pinner) checkTag(ctx context.Context, role string, r reference) (*MovedTag, error) {
+	tag := r.repo.Tag(r.tag)
+	head, err := p.puller.Head(ctx, tag)
+	if err != nil {
+		return nil, classify(r.given, tag.String(), r.repo.RegistryStr(), err)
+	}
+	now, err := manifest.ParseDigest(head.Digest.String())
+	if err != nil {
+		return nil, verify.Unavailable("registry "+r.repo.RegistryStr(), fmt.Errorf("resolving %s: %w", tag, err))
+	}
+	if now == r.digest {
+		return nil, nil
+	}
+	mt := &MovedTag{Name: role, Ref: r.given, Repository: r.repo.Name(), Tag: r.tag, Previous: r.digest, Current: now}
+	mt.Allowed = mt.allowedBy(p.opt.AllowMoved)
+	return mt, nil
+}
+
+// index fills im's platforms from an index.
+func (p *pinner) index(ctx context.Context, r reference, desc *fetched, im *manifest.Image) error {
+	host := r.repo.RegistryStr()
+	idx, err := v1.ParseIndexManifest(bytes.NewReader(desc.Manifest))
+	if err != nil {
+		return verify.Unavailable("registry "+host, fmt.Errorf("reading index %s: %w", r.given, err))
+	}
+	var available []string
+	for _, m := range idx.Manifests {
+		if !isImage(m) {
+			p.log.Debug("skipping index entry", "ref", r.given, "digest", m.Digest.String(), "mediaType", string(m.MediaType))
+			continue
+		}
+		plat := manifest.Platform{OS: m.Platform.OS, Architecture: m.Platform.Architecture, Variant: m.Platform.Variant}
+		available = append(available, plat.String())
+		if p.opt.Platform != "" && !manifest.PlatformMatches(plat, p.opt.Platform) {
+			continue
+		}
+		child := r.repo.Digest(m.Digest.String())
+		raw, err := p.object(m.Digest, func() ([]byte, error) {
+			cd, err := p.puller.Get(ctx, child)
+			if err != nil {
+				return nil, classify(r.given, child.String(), host, err)
+			}
+			return cd.Manifest, nil
+		})
+		if err != nil {
+			return err
+		}
+		mf, err := v1.ParseManifest(bytes.NewReader(raw))
+		if err != nil {
+			return verify.Unavailable("registry "+host, fmt.Errorf("reading %s: %w", child, err))
+		}
+		if plat.Digest, err = manifest.ParseDigest(m.Digest.String()); err == nil {
+			plat.Config, err = manifest.ParseDigest(mf.Config.Digest.String())
+		}
+		if err != nil {
+			return verify.Unavailable("registry "+host, fmt.Errorf("reading %s: %w", child, err))
+		}
+		im.Platforms = append(im.Platforms, plat)
+	}
+	if len(im.Platforms) == 0 {
+		return &PlatformError{Ref: r.given, Want: p.opt.Platform, Available: available}
+	}
+	return nil
+}
+
+// isImage reports whether an index entry is a runnable image: not an
+// attestation (platform unknown/unknown, vnd.docker.reference.type), not an
+// artifact, not a nested index.
+func isImage(m v1.Descriptor) bool {
+	switch {
+	case m.Platform == nil, !m.MediaType.IsImage(), m.ArtifactType != "",
+		m.Platform.OS == "unknown", m.Platform.Architecture == "unknown",
+		m.Annotations["vnd.docker.reference.type"] != "":
+		return false
+	}
+	return true
+}
+
+// image fills im's one platform from a single image manifest and its
+// config.
+func (p *pinner) image(ctx context.Context, r reference, desc *fetched, im *manifest.Image) error {
+	host := r.repo.RegistryStr()
+	mf, err := v1.ParseManifest(bytes.NewReader(desc.Manifest))
+	if err != nil {
+		return verify.Unavailable("registry "+host, fmt.Errorf("reading image %s: %w", r.given, err))
+	}
+	cfg := mf.Config.Digest
+	raw, err := p.object(cfg, func() ([]byte, error) {
+		l, err := p.puller.Layer(ctx, r.repo.Digest(cfg.String()))
+		if err != nil {
+			return nil, classify(r.given, "the config of "+r.given, host, err)
+		}
+		rc, err := l.Compressed() // verified against cfg as it is read
+		if err != nil {
+			return nil, classify(r.given, "the config of "+r.given, host, err)
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(io.LimitReader(rc, maxCached+1))
+		if err != nil {
+			return nil, classify(r.given, "the config of "+r.given, host, err)
+		}
+		if len(b) > maxCached {
+			return nil, verify.Unavailable("registry "+host, fmt.Errorf("the config of %s is over %d bytes", r.given, maxCached))
+		}
+		return b, nil
+	})
+	if err != nil {
+		return err
+	}
+	cf, err := v1.ParseConfigFile(bytes.NewReader(raw))
+	if err != nil {
+		return verify.Unavailable("registry "+host, fmt.Errorf("reading the config of %s: %w", r.given, err))
+	}
+	plat := manifest.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant, Digest: im.Digest}
+	if plat.Config, err = manifest.ParseDigest(cfg.String()); err != nil {
+		return verify.Unavailable("registry "+host, fmt.Errorf("reading image %s: %w", r.given, err))
+	}
+	if p.opt.Platform != "" && !manifest.PlatformMatches(plat, p.opt.Platform) {
+		return &PlatformError{Ref: r.given, Want: p.opt.Platform, Available: []string{plat.String()}}
+	}
+	im.Platforms = []manifest.Platform{plat}
+	return nil
+}
+
+// object returns the immutable object with digest d from the cache, or
+// fetches and caches it.
+func (p *pinner) object(d v1.Hash, fetch func() ([]byte, error)) ([]byte, error) {
+	if b, ok := p.cache.get(d); ok {
+		return b, nil
+	}
+	b, err := fetch()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.cache.put(d, b); err != nil {
+		p.log.Debug("not cached", "digest", d.String(), "err", err)
+	}
+	return b, nil
 }

@@ -2,46 +2,583 @@ package registry
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/lockstep-dev/lockstep/internal/transport"
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify"
 )
 
-func TestPinIndex(t *testing.T) {
-	srv := httptest.NewServer(registry.New())
-	defer srv.Close()
-	host := strings.TrimPrefix(srv.URL, "http://")
+// fastOptions retry quickly, so that failure tests stay fast.
+func fastOptions() Options {
+	return Options{Client: transport.New(transport.Policy{BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond})}
+}
+
+// memRegistry starts go-containerregistry's in-memory registry on loopback
+// and returns its host:port.
+func memRegistry(t testing.TB) string {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.Logger(nopLogger())))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+func pushImage(t testing.TB, ref string, os, arch string) v1.Image {
+	t.Helper()
+	img, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture = os, arch
+	img, err = mutate.ConfigFile(img, cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(mustRef(t, ref), img); err != nil {
+		t.Fatalf("pushing %s: %v", ref, err)
+	}
+	return img
+}
+
+// pushIndex pushes an index of linux/amd64 and linux/arm64/v8 images and,
+// with attest, a buildx-style attestation manifest (unknown/unknown).
+func pushIndex(t testing.TB, ref string, attest bool) (v1.ImageIndex, []v1.Image) {
+	t.Helper()
 	var adds []mutate.IndexAddendum
-	for _, arch := range []string{"amd64", "arm64"} {
+	var imgs []v1.Image
+	for _, p := range []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64", Variant: "v8"}} {
 		img, err := random.Image(64, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		adds = append(adds, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
+		imgs = append(imgs, img)
+		adds = append(adds, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &p}})
 	}
-	idx := mutate.AppendManifests(empty.Index, adds...)
-	ref := host + "/app:v1"
-	tag, _ := name.NewTag(ref)
-	if err := remote.WriteIndex(tag, idx); err != nil {
-		t.Fatal(err)
+	if attest {
+		att, err := random.Image(32, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _ := imgs[0].Digest()
+		adds = append(adds, mutate.IndexAddendum{Add: att, Descriptor: v1.Descriptor{
+			Platform:    &v1.Platform{OS: "unknown", Architecture: "unknown"},
+			Annotations: map[string]string{"vnd.docker.reference.type": "attestation-manifest", "vnd.docker.reference.digest": d.String()},
+		}})
 	}
-	im, err := Pin(context.Background(), "web", ref, Options{})
+	idx := mutate.IndexMediaType(mutate.AppendManifests(empty.Index, adds...), types.OCIImageIndex)
+	if err := remote.WriteIndex(mustRef(t, ref), idx); err != nil {
+		t.Fatalf("pushing %s: %v", ref, err)
+	}
+	return idx, imgs
+}
+
+func digestOf(t testing.TB, x interface{ Digest() (v1.Hash, error) }) manifest.Digest {
+	t.Helper()
+	h, err := x.Digest()
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _ := idx.Digest()
-	if im.Digest.String() != d.String() || im.Tag != "v1" {
-		t.Errorf("Pin = %s tag %q, want %s tag v1", im.Digest, im.Tag, d)
+	return manifest.MustParseDigest(h.String())
+}
+
+func configOf(t testing.TB, img v1.Image) manifest.Digest {
+	t.Helper()
+	h, err := img.ConfigName()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(im.Platforms) != 2 {
-		t.Fatalf("Pin gave %d platforms, want 2", len(im.Platforms))
+	return manifest.MustParseDigest(h.String())
+}
+
+func TestPinSingleImage(t *testing.T) {
+	host := memRegistry(t)
+	img := pushImage(t, host+"/app:v1", "linux", "amd64")
+	im, err := Pin(context.Background(), "web", host+"/app:v1", fastOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := manifest.Image{
+		Name: "web", Ref: host + "/app:v1", Repository: host + "/app", Tag: "v1",
+		Digest: digestOf(t, img), MediaType: string(types.DockerManifestSchema2),
+		Platforms: []manifest.Platform{{OS: "linux", Architecture: "amd64", Digest: digestOf(t, img), Config: configOf(t, img)}},
+	}
+	if fmt.Sprint(*im) != fmt.Sprint(want) {
+		t.Errorf("Pin =\n%+v\nwant\n%+v", *im, want)
+	}
+	if got, w := Pinned(*im), host+"/app:v1@"+want.Digest.String(); got != w {
+		t.Errorf("Pinned = %s, want %s", got, w)
+	}
+}
+
+func TestPinIndex(t *testing.T) {
+	host := memRegistry(t)
+	for _, attest := range []bool{false, true} {
+		ref := fmt.Sprintf("%s/app:attest-%v", host, attest)
+		idx, imgs := pushIndex(t, ref, attest)
+		im, err := Pin(context.Background(), "web", ref, fastOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if im.Digest != digestOf(t, idx) || im.Tag != "attest-"+fmt.Sprint(attest) || im.MediaType != string(types.OCIImageIndex) {
+			t.Errorf("attest=%v: Pin = %s %s tag %q, want index %s", attest, im.MediaType, im.Digest, im.Tag, digestOf(t, idx))
+		}
+		want := []manifest.Platform{
+			{OS: "linux", Architecture: "amd64", Digest: digestOf(t, imgs[0]), Config: configOf(t, imgs[0])},
+			{OS: "linux", Architecture: "arm64", Variant: "v8", Digest: digestOf(t, imgs[1]), Config: configOf(t, imgs[1])},
+		}
+		if fmt.Sprint(im.Platforms) != fmt.Sprint(want) {
+			t.Errorf("attest=%v: platforms =\n%v\nwant (attestation skipped)\n%v", attest, im.Platforms, want)
+		}
+		if im.Platforms[0].Config == im.Platforms[1].Config {
+			t.Errorf("both platforms have config %s", im.Platforms[0].Config)
+		}
+	}
+}
+
+func TestPinPlatform(t *testing.T) {
+	host := memRegistry(t)
+	_, imgs := pushIndex(t, host+"/app:multi", true)
+	pushImage(t, host+"/app:single", "linux", "amd64")
+	tests := []struct {
+		ref, platform string
+		want          string // digest of the kept platform, "" for an error
+	}{
+		{"multi", "linux/amd64", digestOf(t, imgs[0]).String()},
+		{"multi", "linux/arm64", digestOf(t, imgs[1]).String()},
+		{"multi", "linux/arm64/v8", digestOf(t, imgs[1]).String()},
+		{"multi", "linux/arm64/v7", ""},
+		{"multi", "windows/amd64", ""},
+		{"single", "linux/amd64", "single"},
+		{"single", "linux/arm64", ""},
+	}
+	for _, tt := range tests {
+		opt := fastOptions()
+		opt.Platform = tt.platform
+		im, err := Pin(context.Background(), "web", host+"/app:"+tt.ref, opt)
+		if tt.want == "" {
+			var pe *PlatformError
+			if !errors.As(err, &pe) || pe.Want != tt.platform || len(pe.Available) == 0 {
+				t.Errorf("Pin(%s, --platform %s) = %v, want a *PlatformError listing what there is", tt.ref, tt.platform, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Pin(%s, --platform %s): %v", tt.ref, tt.platform, err)
+			continue
+		}
+		if len(im.Platforms) != 1 || (tt.want != "single" && im.Platforms[0].Digest.String() != tt.want) {
+			t.Errorf("Pin(%s, --platform %s) platforms = %v, want only %s", tt.ref, tt.platform, im.Platforms, tt.want)
+		}
+	}
+}
+
+func TestPinAllOrderAndConcurrency(t *testing.T) {
+	var inflight, peak atomic.Int64
+	reg := registry.New(registry.Logger(nopLogger()))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inflight.Add(1)
+		defer inflight.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/manifests/") {
+			time.Sleep(2 * time.Millisecond) // let requests overlap
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	var reqs []Request
+	var want []manifest.Digest
+	for i := range 40 {
+		ref := fmt.Sprintf("%s/app:t%d", host, i)
+		want = append(want, digestOf(t, pushImage(t, ref, "linux", "amd64")))
+		reqs = append(reqs, Request{Name: fmt.Sprintf("r%d", i), Ref: ref})
+	}
+	peak.Store(0)
+	opt := fastOptions()
+	opt.Concurrency = 4
+	ims, err := PinAll(context.Background(), reqs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, im := range ims {
+		if im.Name != reqs[i].Name || im.Digest != want[i] {
+			t.Errorf("PinAll[%d] = %s %s, want %s %s (input order)", i, im.Name, im.Digest, reqs[i].Name, want[i])
+		}
+	}
+	if p := peak.Load(); p > 4 || p < 2 {
+		t.Errorf("peak requests in flight = %d, want between 2 and Concurrency (4)", p)
+	}
+}
+
+func TestPinByDigest(t *testing.T) {
+	host := memRegistry(t)
+	old := digestOf(t, pushImage(t, host+"/app:v1", "linux", "amd64"))
+	tests := []struct {
+		name, ref string
+		check     func(*manifest.Image, error) string
+	}{
+		{"digest only", host + "/app@" + old.String(), func(im *manifest.Image, err error) string {
+			if err != nil || im.Digest != old || im.Tag != "" {
+				return fmt.Sprintf("got %v, %v; want %s without a tag", im, err, old)
+			}
+			return ""
+		}},
+		{"tag and digest, tag still there", host + "/app:v1@" + old.String(), func(im *manifest.Image, err error) string {
+			if err != nil || im.Digest != old || im.Tag != "v1" {
+				return fmt.Sprintf("got %v, %v; want %s tag v1", im, err, old)
+			}
+			return ""
+		}},
+		{"unknown digest", host + "/app@sha256:" + strings.Repeat("0", 64), func(im *manifest.Image, err error) string {
+			if !errors.Is(err, ErrImageNotFound) {
+				return fmt.Sprintf("got %v, want ErrImageNotFound", err)
+			}
+			return ""
+		}},
+	}
+	for _, tt := range tests {
+		im, err := Pin(context.Background(), "web", tt.ref, fastOptions())
+		if msg := tt.check(im, err); msg != "" {
+			t.Errorf("%s: Pin(%s): %s", tt.name, tt.ref, msg)
+		}
+	}
+
+	// Re-push v1: the tag moved away from the pinned digest.
+	now := digestOf(t, pushImage(t, host+"/app:v1", "linux", "amd64"))
+	ref := host + "/app:v1@" + old.String()
+	_, err := Pin(context.Background(), "web", ref, fastOptions())
+	var me *MovedTagError
+	if !errors.As(err, &me) || len(me.Tags) != 1 || me.Tags[0].Previous != old || me.Tags[0].Current != now {
+		t.Fatalf("Pin(%s) after a re-push = %v, want a *MovedTagError %s -> %s", ref, err, old, now)
+	}
+	if !verify.IsMismatch(err) {
+		t.Errorf("a *MovedTagError must unwrap to a *verify.MismatchError: %v", err)
+	}
+	opt := fastOptions()
+	opt.AllowMoved = []string{"web"}
+	im, err := Pin(context.Background(), "web", ref, opt)
+	if err != nil || im.Digest != old {
+		t.Errorf("Pin(%s) with the move allowed = %v, %v; want the pinned digest %s", ref, im, err, old)
+	}
+}
+
+func TestPinMovedTag(t *testing.T) {
+	host := memRegistry(t)
+	pushIndex(t, host+"/app:v1", false)
+	pushImage(t, host+"/side:v1", "linux", "amd64")
+	reqs := []Request{{Name: "web", Ref: host + "/app:v1"}, {Name: "side", Ref: host + "/side:v1"}}
+	first, err := PinAll(context.Background(), reqs, fastOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := &manifest.Manifest{Images: first}
+
+	// Unchanged: no moved tag.
+	opt := fastOptions()
+	opt.Previous = prev
+	if _, err := PinAll(context.Background(), reqs, opt); err != nil {
+		t.Fatalf("second pin, nothing re-pushed: %v", err)
+	}
+
+	newIdx, _ := pushIndex(t, host+"/app:v1", false) // the re-push
+	second, err := PinAll(context.Background(), reqs, opt)
+	var me *MovedTagError
+	if !errors.As(err, &me) {
+		t.Fatalf("pin after a re-push = %v, want a *MovedTagError", err)
+	}
+	if len(me.Tags) != 1 || me.Tags[0].Name != "web" || me.Tags[0].Previous != first[0].Digest || me.Tags[0].Current != digestOf(t, newIdx) {
+		t.Errorf("moved = %+v, want web %s -> %s", me.Tags, first[0].Digest, digestOf(t, newIdx))
+	}
+	for _, s := range []string{"web", first[0].Digest.String(), digestOf(t, newIdx).String()} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not name %s", err, s)
+		}
+	}
+	if len(second) != 2 || second[0].Digest != digestOf(t, newIdx) {
+		t.Errorf("PinAll returned %v with its *MovedTagError, want the complete new pin", second)
+	}
+
+	for _, allow := range []string{"web", host + "/app:v1", host + "/app"} {
+		opt.AllowMoved = []string{allow}
+		_, err := PinAll(context.Background(), reqs, opt)
+		wantOK := allow != host+"/app" // names app:latest, not app:v1
+		if (err == nil) != wantOK {
+			t.Errorf("--allow-moved-tag %s: err = %v, want accepted %v", allow, err, wantOK)
+		}
+	}
+	moved := Moved(prev, second, []string{"web"})
+	if len(moved) != 1 || !moved[0].Allowed {
+		t.Errorf("Moved(allow web) = %+v, want one allowed", moved)
+	}
+	opt.AllowMoved = []string{"web"}
+	res, err := Resolve(context.Background(), reqs, opt)
+	if err != nil || len(res.Moved) != 1 || !res.Moved[0].Allowed || len(res.Images) != 2 {
+		t.Errorf("Resolve(allow web) = %+v, %v; want both images and web's move, allowed", res, err)
+	}
+	// Known pins (e.g. in files to rewrite) count as before.
+	known := fastOptions()
+	known.Known = []string{host + "/app:v1@" + first[0].Digest.String(), host + "/side@" + first[1].Digest.String()}
+	if _, err := PinAll(context.Background(), reqs, known); !errors.As(err, &me) || len(me.Tags) != 1 || me.Tags[0].Name != "web" {
+		t.Errorf("PinAll with a Known pin of the old digest = %v, want web moved", err)
+	}
+}
+
+func TestMovedMatching(t *testing.T) {
+	d1 := manifest.SHA256([]byte("1"))
+	d2 := manifest.SHA256([]byte("2"))
+	prev := &manifest.Manifest{Images: []manifest.Image{
+		{Name: "web", Repository: "index.docker.io/library/nginx", Tag: "1.27", Digest: d1},
+		{Name: "api", Repository: "127.0.0.1:5000/api", Tag: "v1", Digest: d1},
+		{Name: "db", Repository: "127.0.0.1:5000/db", Digest: d1},
+	}}
+	tests := []struct {
+		name string
+		now  manifest.Image
+		want int
+	}{
+		{"same digest", manifest.Image{Name: "web", Repository: "index.docker.io/library/nginx", Tag: "1.27", Digest: d1}, 0},
+		{"moved", manifest.Image{Name: "web", Repository: "index.docker.io/library/nginx", Tag: "1.27", Digest: d2}, 1},
+		{"moved, another role", manifest.Image{Name: "proxy", Repository: "index.docker.io/library/nginx", Tag: "1.27", Digest: d2}, 1},
+		{"another tag", manifest.Image{Name: "web", Repository: "index.docker.io/library/nginx", Tag: "1.28", Digest: d2}, 0},
+		{"digest only", manifest.Image{Name: "db", Repository: "127.0.0.1:5000/db", Digest: d2}, 0},
+	}
+	for _, tt := range tests {
+		if got := Moved(prev, []manifest.Image{tt.now}, nil); len(got) != tt.want {
+			t.Errorf("%s: Moved = %+v, want %d", tt.name, got, tt.want)
+		}
+	}
+	if got := Moved(nil, prev.Images, nil); got != nil {
+		t.Errorf("Moved(nil previous) = %v, want nothing", got)
+	}
+	m := MovedTag{Name: "web", Ref: "nginx:1.27", Repository: "index.docker.io/library/nginx", Tag: "1.27"}
+	for s, want := range map[string]bool{"web": true, "nginx:1.27": true, "docker.io/library/nginx:1.27": true, "nginx": false, "api": false, "nginx:1.28": false} {
+		if m.Matches(s) != want {
+			t.Errorf("Matches(%q) = %v, want %v", s, !want, want)
+		}
+	}
+}
+
+func TestPinErrors(t *testing.T) {
+	host := memRegistry(t)
+	pushImage(t, host+"/app:v1", "linux", "amd64")
+	fail := func(status int, header string) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if header != "" {
+				w.Header().Set("WWW-Authenticate", header)
+			}
+			w.WriteHeader(status)
+		}))
+		t.Cleanup(srv.Close)
+		return strings.TrimPrefix(srv.URL, "http://")
+	}
+	down := func() string {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		h := strings.TrimPrefix(srv.URL, "http://")
+		srv.Close()
+		return h
+	}
+	notFound := func(err error) bool { return errors.Is(err, ErrImageNotFound) }
+	unavailable := verify.IsUnavailable
+	badRef := func(err error) bool { var re *ReferenceError; return errors.As(err, &re) }
+	tests := []struct {
+		name, ref string
+		platform  string
+		want      func(error) bool
+	}{
+		{"missing tag", host + "/app:v2", "", notFound},
+		{"missing repository", host + "/nope:v1", "", notFound},
+		{"registry 500", fail(500, "") + "/app:v1", "", unavailable},
+		{"registry 503", fail(503, "") + "/app:v1", "", unavailable},
+		{"registry 401", fail(401, `Basic realm="x"`) + "/app:v1", "", unavailable},
+		{"registry 403", fail(403, "") + "/app:v1", "", unavailable},
+		{"registry down", down() + "/app:v1", "", unavailable},
+		{"empty", "", "", badRef},
+		{"space", " " + host + "/app:v1", "", badRef},
+		{"upper-case repository", host + "/App:v1", "", badRef},
+		{"bad tag", host + "/app:v1!", "", badRef},
+		{"short digest", host + "/app@sha256:abc", "", badRef},
+		{"upper-case digest", host + "/app@sha256:" + strings.Repeat("A", 64), "", badRef},
+		{"unknown algorithm", host + "/app@md5:" + strings.Repeat("a", 32), "", badRef},
+		{"sha512 digest", host + "/app@sha512:" + strings.Repeat("a", 128), "", badRef},
+		{"two digests", host + "/app@sha256:" + strings.Repeat("a", 64) + "@sha256:" + strings.Repeat("a", 64), "", badRef},
+		{"bad platform", host + "/app:v1", "linux", badRef},
+		{"bad platform parts", host + "/app:v1", "linux/amd64/v8/x", badRef},
+		{"empty platform part", host + "/app:v1", "linux//v8", badRef},
+	}
+	for _, tt := range tests {
+		opt := fastOptions()
+		opt.Platform = tt.platform
+		_, err := Pin(context.Background(), "web", tt.ref, opt)
+		if !tt.want(err) {
+			t.Errorf("%s: Pin(%q, platform %q) = %v (%T), not the error wanted", tt.name, tt.ref, tt.platform, err, err)
+		}
+	}
+}
+
+func TestPinAllReportsEveryFailure(t *testing.T) {
+	host := memRegistry(t)
+	pushImage(t, host+"/app:v1", "linux", "amd64")
+	_, err := PinAll(context.Background(), []Request{{Ref: host + "/app:v1"}, {Ref: host + "/app:v2"}, {Ref: host + "/app:v3"}}, fastOptions())
+	for _, s := range []string{"app:v2", "app:v3"} {
+		if !strings.Contains(fmt.Sprint(err), s) {
+			t.Errorf("PinAll error %v does not name %s", err, s)
+		}
+	}
+	// Bad references are all reported, before any request.
+	_, err = PinAll(context.Background(), []Request{{Ref: "A"}, {Ref: "b@sha256:x"}}, fastOptions())
+	if n := strings.Count(fmt.Sprint(err), "invalid image reference"); n != 2 {
+		t.Errorf("PinAll of two bad references reported %d: %v", n, err)
+	}
+}
+
+func TestPinRetriesUnderPolicy(t *testing.T) {
+	reg := registry.New(registry.Logger(nopLogger()))
+	var fails atomic.Int64
+	var manifests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/manifests/") && r.Method == http.MethodGet {
+			manifests.Add(1)
+			if fails.Add(-1) >= 0 {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	pushImage(t, host+"/app:v1", "linux", "amd64")
+	manifests.Store(0)
+	fails.Store(2)
+	if _, err := Pin(context.Background(), "web", host+"/app:v1", fastOptions()); err != nil {
+		t.Fatalf("Pin through two 503s: %v", err)
+	}
+	if n := manifests.Load(); n != 3 {
+		t.Errorf("manifest GETs = %d, want 3 (two 503s retried)", n)
+	}
+	// One attempt only: the 503 is the answer.
+	fails.Store(1)
+	opt := Options{Client: transport.New(transport.Policy{MaxAttempts: 1})}
+	if _, err := Pin(context.Background(), "web", host+"/app:v1", opt); !verify.IsUnavailable(err) {
+		t.Errorf("Pin with MaxAttempts 1 through a 503 = %v, want unavailable", err)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	tests := []struct {
+		p     transport.Policy
+		waits []time.Duration // before jitter
+	}{
+		{transport.Policy{MaxAttempts: 4, BaseDelay: 100 * time.Millisecond, MaxDelay: 5 * time.Second}, []time.Duration{100e6, 200e6, 400e6}},
+		{transport.Policy{MaxAttempts: 5, BaseDelay: 100 * time.Millisecond, MaxDelay: 800 * time.Millisecond}, []time.Duration{100e6, 158.74e6, 251.98e6, 400e6}},
+		{transport.Policy{MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: time.Second}, []time.Duration{500e6, 500e6}},
+	}
+	for _, tt := range tests {
+		b := Backoff(tt.p)
+		if b.Steps != tt.p.MaxAttempts || b.Cap != 0 {
+			t.Errorf("Backoff(%+v) = %+v, want %d steps and no Cap (which would end the retries)", tt.p, b, tt.p.MaxAttempts)
+		}
+		d := float64(b.Duration)
+		for i, w := range tt.waits {
+			if math.Abs(d-float64(w)) > 1e6 {
+				t.Errorf("Backoff(%+v) wait %d = %v, want %v", tt.p, i, time.Duration(d), w)
+			}
+			if time.Duration(d*(1+b.Jitter)) > tt.p.MaxDelay {
+				t.Errorf("Backoff(%+v) wait %d can reach %v, over MaxDelay", tt.p, i, time.Duration(d*(1+b.Jitter)))
+			}
+			d *= b.Factor
+		}
+	}
+	if d := Backoff(transport.Policy{}); d.Steps != transport.DefaultPolicy().MaxAttempts {
+		t.Errorf("Backoff(zero policy) = %+v, want the default policy's", d)
+	}
+}
+
+func TestPinnedAndTagKey(t *testing.T) {
+	d := manifest.SHA256([]byte("x"))
+	tests := []struct{ ref, pinned, key string }{
+		{"nginx", "nginx:latest@" + d.String(), "index.docker.io/library/nginx:latest"},
+		{"nginx:1.27", "nginx:1.27@" + d.String(), "index.docker.io/library/nginx:1.27"},
+		{"docker.io/library/nginx:1.27", "docker.io/library/nginx:1.27@" + d.String(), "index.docker.io/library/nginx:1.27"},
+		{"127.0.0.1:5000/app:v1@" + manifest.SHA256([]byte("y")).String(), "127.0.0.1:5000/app:v1@" + d.String(), "127.0.0.1:5000/app:v1"},
+		{"127.0.0.1:5000/app@" + d.String(), "127.0.0.1:5000/app@" + d.String(), ""},
+		{"localhost:5000/a/b", "localhost:5000/a/b:latest@" + d.String(), "localhost:5000/a/b:latest"},
+	}
+	for _, tt := range tests {
+		if got := Pinned(manifest.Image{Ref: tt.ref, Digest: d}); got != tt.pinned {
+			t.Errorf("Pinned(%s) = %s, want %s", tt.ref, got, tt.pinned)
+		}
+		if got, _ := TagKey(tt.ref); got != tt.key {
+			t.Errorf("TagKey(%s) = %q, want %q", tt.ref, got, tt.key)
+		}
+	}
+}
+
+func TestPinUsesTheTransport(t *testing.T) {
+	host := memRegistry(t)
+	pushImage(t, host+"/app:v1", "linux", "amd64")
+	client := transport.New(transport.Policy{UserAgent: "lockstep-test"})
+	if _, err := Pin(context.Background(), "web", host+"/app:v1", Options{Client: client}); err != nil {
+		t.Fatal(err)
+	}
+	// A ping, the manifest, the config: every one through the client.
+	if n := client.Stats().Requests; n < 3 {
+		t.Errorf("the transport client saw %d requests, want every request (at least 3)", n)
+	}
+}
+
+func TestPinAllStopsWhenTheRegistryIsDown(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v2/" {
+			hits.Add(1)
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	var reqs []Request
+	for i := range 200 {
+		reqs = append(reqs, Request{Ref: fmt.Sprintf("%s/app:t%d", host, i)})
+	}
+	opt := fastOptions()
+	opt.Concurrency = 2
+	_, err := PinAll(context.Background(), reqs, opt)
+	if !verify.IsUnavailable(err) {
+		t.Fatalf("PinAll against a failing registry = %v, want unavailable", err)
+	}
+	if n := hits.Load(); n > 10 {
+		t.Errorf("%d requests after the registry failed, want the rest stopped", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := PinAll(ctx, reqs[:1], opt); !errors.Is(err, context.Canceled) {
+		t.Errorf("PinAll with a cancelled context = %v, want context.Canceled", err)
 	}
 }

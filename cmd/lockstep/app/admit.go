@@ -30,9 +30,10 @@ import (
 
 // checkFlags are the flags of an admission check, beside sourceFlags and
 // trustFlags: what every command that runs admission.Check (admit, the
-// agent) takes.
+// agent) takes. They include stateFlags (--state-dir, --max-age): the
+// trusted state is part of every check.
 func checkFlags() []cli.Flag {
-	return []cli.Flag{
+	return append(stateFlags(),
 		&cli.StringFlag{Name: "image", Usage: "the manifest image role this instance runs (default: the manifest's only image)", EnvVars: []string{"LOCKSTEP_IMAGE"}},
 		&cli.StringFlag{Name: "running", Usage: "where the running digest comes from: docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX", EnvVars: []string{"LOCKSTEP_RUNNING"}},
 		&cli.StringFlag{Name: "platform", Usage: "the instance's platform os/arch[/variant] (default: this binary's)"},
@@ -41,7 +42,7 @@ func checkFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "all-assets", Usage: "check every manifest asset on the CDN"},
 		&cli.StringSliceFlag{Name: "allow-host", Usage: "a third-party `HOST` (host, host:port or *.domain) pages may reference, unchecked (repeatable); any other host that is neither a CDN base nor the instance refuses", EnvVars: []string{"LOCKSTEP_ALLOW_HOST"}},
 		&cli.DurationFlag{Name: "timeout", Value: admission.DefaultTimeout, Usage: "the deadline of a check (for admit: of the whole gate, acting included)"},
-	}
+	)
 }
 
 func admitCommand() *cli.Command {
@@ -58,11 +59,12 @@ func admitCommand() *cli.Command {
 		&cli.StringFlag{Name: "region", Usage: "the AWS region (default: from IMDSv2)", EnvVars: []string{"AWS_REGION"}},
 	}
 	return &cli.Command{
-		Name:      "admit",
-		Usage:     "the boot gate: admit this instance only if it runs the release and serves its assets",
-		UsageText: "lockstep admit --manifest SRC --image NAME --running SOURCE [--probe URL...] [--sample N|--all-assets] [--report FILE] [--format text|json]",
-		Flags:     slices.Concat(sourceFlags(), trustFlags(), checkFlags(), flags),
-		Action:    runAdmit,
+		Name:  "admit",
+		Usage: "the boot gate: admit this instance only if it runs the release and serves its assets",
+		UsageText: "lockstep admit (--manifest SRC | --store URL --release NAME [--channel NAME]) --image NAME --running SOURCE\n" +
+			"   [--state-dir DIR] [--max-age D] [--probe URL...] [--sample N|--all-assets] [--report FILE] [--format text|json] [--dry-run]",
+		Flags:  slices.Concat(sourceFlags(), trustFlags(), checkFlags(), flags),
+		Action: runAdmit,
 	}
 }
 
@@ -100,7 +102,9 @@ func runAdmit(c *cli.Context) error {
 }
 
 // checkFromFlags turns sourceFlags, trustFlags and checkFlags into an
-// admission check whose requests go through client.
+// admission check whose requests go through client: the manifest source
+// (with the trusted cache's --max-age fallback) and, as its guard, the
+// trusted state, which refuses rollbacks and records what was admitted.
 func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config, error) {
 	if c.String("running") == "" {
 		return admission.Config{}, usage(errors.New("--running is required: docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX"))
@@ -119,10 +123,6 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 	if c.Duration("timeout") <= 0 {
 		return admission.Config{}, usage(errors.New("--timeout must be positive"))
 	}
-	src, err := sourceFromFlags(c)
-	if err != nil {
-		return admission.Config{}, err
-	}
 	verifier, insecure, err := verifierFromFlags(c)
 	if err != nil {
 		return admission.Config{}, err
@@ -136,8 +136,13 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 	if err != nil {
 		return admission.Config{}, usage(err)
 	}
+	// Last: it opens (creates) the state directory.
+	src, state, err := trustedSourceFromFlags(c)
+	if err != nil {
+		return admission.Config{}, err
+	}
 	return admission.Config{
-		Source: src, Verifier: verifier, AllowUnsigned: insecure,
+		Source: src, Guard: state, Verifier: verifier, AllowUnsigned: insecure,
 		Image: c.String("image"), Running: rs, Platform: c.String("platform"),
 		Probes: c.StringSlice("probe"), Sample: c.Int("sample"), AllAssets: c.Bool("all-assets"),
 		AllowHosts: c.StringSlice("allow-host"),
@@ -261,6 +266,9 @@ func renderDecision(w io.Writer, format string, d admission.Decision) error {
 		fmt.Fprintf(&b, " against %s@%d (%s)", d.Release, d.Generation, d.ManifestDigest)
 	}
 	b.WriteString("\n")
+	if !d.ManifestCachedAt.IsZero() {
+		fmt.Fprintf(&b, "  manifest  from the trusted cache, accepted %s: the store could not be reached\n", d.ManifestCachedAt.UTC().Format(time.RFC3339))
+	}
 	if d.Unsigned {
 		b.WriteString("  manifest  UNSIGNED: accepted without signature verification\n")
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -35,6 +36,27 @@ type admitEnv struct {
 	manifestURL  string
 	probe        string
 	config       manifest.Digest
+	// stateDir is the trusted state (--state-dir) of the env's instance.
+	stateDir string
+	// image, cdn and files make more manifests of the release (manifest).
+	image manifest.Image
+	cdn   string
+	files map[string]string
+}
+
+// manifest writes a manifest of release store-web, generation gen, of the
+// env's image and assets, and returns its path.
+func (e admitEnv) manifest(t *testing.T, gen int64) string {
+	t.Helper()
+	_, raw, err := scenario.Manifest("store-web", gen, []manifest.Image{e.image}, []string{e.cdn + "/"}, e.files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("g%d.json", gen))
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func newAdmitEnv(t *testing.T) admitEnv {
@@ -68,12 +90,21 @@ func newAdmitEnv(t *testing.T) admitEnv {
 	}
 	msrv := httptest.NewServer(http.FileServer(http.Dir(mdir)))
 	t.Cleanup(msrv.Close)
-	return admitEnv{manifestPath: path, manifestURL: msrv.URL + "/release.json", probe: appSrv.URL + "/", config: conf}
+	return admitEnv{manifestPath: path, manifestURL: msrv.URL + "/release.json", probe: appSrv.URL + "/", config: conf,
+		stateDir: filepath.Join(t.TempDir(), "state"), image: im, cdn: cdn.URL, files: files}
 }
 
 func (e admitEnv) args(extra ...string) []string {
-	return append([]string{"admit", "--manifest", e.manifestPath, "--insecure-allow-unsigned", "--image", "web",
-		"--running", "digest:" + e.config.String(), "--platform", "linux/amd64", "--probe", e.probe, "--timeout", "20s"}, extra...)
+	return e.from([]string{"--manifest", e.manifestPath}, extra...)
+}
+
+// from is admit's arguments with the manifest source src (--manifest
+// FILE, or --store URL --release NAME).
+func (e admitEnv) from(src []string, extra ...string) []string {
+	args := append([]string{"admit"}, src...)
+	args = append(args, "--state-dir", e.stateDir, "--insecure-allow-unsigned", "--image", "web",
+		"--running", "digest:"+e.config.String(), "--platform", "linux/amd64", "--probe", e.probe, "--timeout", "20s")
+	return append(args, extra...)
 }
 
 func TestAdmit(t *testing.T) {
@@ -117,7 +148,7 @@ func TestAdmitExitCodes(t *testing.T) {
 		{"tag only", append(e.args(), "--running", "digest:127.0.0.1:5000/web:v1"), 1, "image-not-pinned"},
 		{"manifest missing", append(e.args(), "--manifest", e.manifestPath+".gone"), 3, "dependency-unreachable"},
 		{"manifest URL down", append(e.args(), "--manifest", "http://127.0.0.1:1/release.json", "--timeout", "3s"), 3, "dependency-unreachable"},
-		{"no running", []string{"admit", "--manifest", e.manifestPath, "--insecure-allow-unsigned"}, 2, "--running is required"},
+		{"no running", []string{"admit", "--manifest", e.manifestPath, "--state-dir", e.stateDir, "--insecure-allow-unsigned"}, 2, "--running is required"},
 		{"bad running", append(e.args(), "--running", "k8s:web"), 2, "want docker"},
 		{"bad platform", append(e.args(), "--platform", "linux"), 2, "--platform"},
 		{"bad format", append(e.args(), "--format", "xml"), 2, "--format"},
@@ -125,7 +156,10 @@ func TestAdmitExitCodes(t *testing.T) {
 		{"sample and all", append(e.args(), "--sample", "3", "--all-assets"), 2, "exclusive"},
 		{"hook without asg", append(e.args(), "--lifecycle-hook", "h"), 2, "--asg"},
 		{"plain http manifest", append(e.args(), "--manifest", "http://releases.example.com/m.json"), 2, "https"},
-		{"unsigned without the flag", []string{"admit", "--manifest", e.manifestPath, "--running", other}, 2, "insecure-allow-unsigned"},
+		{"unsigned without the flag", []string{"admit", "--manifest", e.manifestPath, "--state-dir", e.stateDir, "--running", other}, 2, "insecure-allow-unsigned"},
+		{"max-age without a store", append(e.args(), "--max-age", "1h"), 2, "--max-age needs --store"},
+		{"negative max-age", append(e.args(), "--max-age", "-1h"), 2, "--max-age must not be negative"},
+		{"store without release", append(e.args(), "--manifest", "", "--store", "file://"+e.stateDir+"-store"), 2, "--release"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,7 +13,7 @@ var Version = "dev"
 
 // New returns the lockstep application.
 func New() *cli.App {
-	return &cli.App{
+	a := &cli.App{
 		Name:                 "lockstep",
 		Usage:                "verify that the fleet runs exactly the release that was shipped",
 		Version:              Version,
@@ -46,10 +46,14 @@ func New() *cli.App {
 			admitCommand(),
 			cdnCommand(),
 			webhookCommand(),
+			signCommand(), manifestCommand(),
+			pinCommand(),
 			fleetCommand(),
 			agentCommand(),
 		},
 	}
+	requireFlags(a.Commands, a.Name)
+	return a
 }
 
 // group is a command made of subcommands; an unknown subcommand is a usage

@@ -64,6 +64,7 @@ func ExitCode(err error) int {
 	var ge *manifest.GenerationError
 	var me *verify.MismatchError
 	var ue *verify.UnavailableError
+	var in interface{ InvalidInput() bool }
 	switch {
 	case errors.As(err, &ee):
 		return ee.code
@@ -73,6 +74,9 @@ func ExitCode(err error) int {
 		return ExitMismatch
 	case errors.As(err, &ue), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return ExitUnverified
+	case errors.As(err, &in) && in.InvalidInput():
+		// A library's input error, e.g. registry.ReferenceError.
+		return ExitInvalid
 	}
 	// Anything else is a failure to verify: fail closed.
 	return ExitUnverified

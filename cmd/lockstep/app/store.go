@@ -43,15 +43,12 @@ func storeBy(c *cli.Context) string {
 func publishCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "publish",
-		Usage:     "store a manifest (with MANIFEST.sig and MANIFEST.bundle beside it) and move a channel to it",
+		Usage:     "store a manifest (with MANIFEST.sig and MANIFEST.sigstore.json beside it) and move a channel to it",
 		ArgsUsage: "MANIFEST",
 		Flags:     []cli.Flag{storeURLFlag(), storeChannelFlag(), storeByFlag(), formatFlag("text", "json")},
 		Action: func(c *cli.Context) error {
 			f, err := format(c, "text", "json")
 			if err != nil {
-				return err
-			}
-			if err := storeRequire(c, "store"); err != nil {
 				return err
 			}
 			if c.NArg() != 1 {
@@ -79,23 +76,13 @@ func publishCommand() *cli.Command {
 }
 
 // storeReadManifest reads a manifest file with its signature (FILE.sig)
-// and Sigstore bundle (FILE.bundle), where they are.
+// and Sigstore bundle (FILE.sigstore.json), where they are.
 func storeReadManifest(ctx context.Context, path string) (*manifest.Signed, error) {
 	s, err := manifest.FileSource{Path: path}.Fetch(ctx)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, usage(err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	b, err := os.ReadFile(path + ".bundle")
-	switch {
-	case err == nil:
-		s.Bundle = b
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("reading bundle: %w", err)
-	}
-	return s, nil
+	return s, err
 }
 
 func statusCommand() *cli.Command {
@@ -106,9 +93,6 @@ func statusCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			f, err := format(c, "text", "json")
 			if err != nil {
-				return err
-			}
-			if err := storeRequire(c, "store", "release"); err != nil {
 				return err
 			}
 			st, err := openStore(c.Context, c.String("store"), logger(c))
@@ -169,7 +153,7 @@ func rollbackCommand() *cli.Command {
 			"(rollback --no-publish --output FILE, lockstep sign FILE, lockstep publish FILE).",
 		Flags: []cli.Flag{
 			storeURLFlag(), storeReleaseFlag(), storeChannelFlag(), storeByFlag(),
-			&cli.StringFlag{Name: "to", Usage: "the release to go back to: a manifest digest (sha256:…) or a generation"},
+			&cli.StringFlag{Name: "to", Usage: "the release to go back to: a manifest digest (sha256:…) or a generation", Required: true},
 			&cli.StringFlag{Name: "output", Usage: "also write the new manifest to this file"},
 			&cli.BoolFlag{Name: "no-publish", Usage: "only write --output: store nothing, move nothing (to sign it first)"},
 			formatFlag("text", "json"),
@@ -177,9 +161,6 @@ func rollbackCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			f, err := format(c, "text", "json")
 			if err != nil {
-				return err
-			}
-			if err := storeRequire(c, "store", "release", "to"); err != nil {
 				return err
 			}
 			if c.Bool("no-publish") && c.String("output") == "" {
@@ -240,7 +221,7 @@ func gcCommand() *cli.Command {
 		Usage: "delete old manifests of a release (a dry run unless --yes); never a live, recent or running one",
 		Flags: []cli.Flag{
 			storeURLFlag(), storeReleaseFlag(),
-			&cli.IntFlag{Name: "keep", Usage: "keep the newest N manifests by generation, whatever else holds (required)"},
+			&cli.IntFlag{Name: "keep", Usage: "keep the newest N manifests by generation, whatever else holds", Required: true},
 			&cli.StringSliceFlag{Name: "in-use", Usage: "a fleet report (JSON): never delete a \"manifestDigest\" it names (or a JSON list of digests); repeatable"},
 			&cli.BoolFlag{Name: "yes", Usage: "delete; without it, only report what would be deleted"},
 			formatFlag("text", "json"),
@@ -248,9 +229,6 @@ func gcCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			f, err := format(c, "text", "json")
 			if err != nil {
-				return err
-			}
-			if err := storeRequire(c, "store", "release", "keep"); err != nil {
 				return err
 			}
 			var inUse []manifest.Digest

@@ -33,6 +33,25 @@ func storeTestRun(t *testing.T, extra []*cli.Command, args ...string) (string, s
 	return out.String(), errb.String(), code
 }
 
+// FakeS3 starts gofakes3, the in-process S3 fake, with bucket, and points
+// the AWS SDK's environment at it (endpoint, static credentials, no
+// region), and returns the server and its backend. It is exported for
+// the external tests of the package too.
+func FakeS3(t *testing.T, bucket string) (*httptest.Server, *s3mem.Backend) {
+	t.Helper()
+	backend := s3mem.New()
+	if err := backend.CreateBucket(bucket); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	t.Cleanup(srv.Close)
+	t.Setenv("AWS_ENDPOINT_URL_S3", srv.URL)
+	t.Setenv("AWS_ACCESS_KEY_ID", "AK")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "SK")
+	t.Setenv("AWS_REGION", "")
+	return srv, backend
+}
+
 // storeTestManifests writes manifests of generations 1..n of release web
 // into dir, gN.json, the first one signed (g1.json.sig, g1.json.bundle).
 func storeTestManifests(t *testing.T, dir string, n int64) []*manifest.Signed {
@@ -46,7 +65,7 @@ func storeTestManifests(t *testing.T, dir string, n int64) []*manifest.Signed {
 		if g == 1 {
 			s := storetest.Signed(m)
 			os.WriteFile(p+".sig", s.Signature, 0o644)
-			os.WriteFile(p+".bundle", s.Bundle, 0o644)
+			os.WriteFile(p+".sigstore.json", s.Bundle, 0o644)
 		}
 		out = append(out, m)
 	}
@@ -156,79 +175,6 @@ func TestStoreCommands(t *testing.T) {
 	}
 }
 
-// storeTestAdmit is a stand-in consumer for the tests: the flow `admit`
-// runs (trustedSourceFromFlags, Fetch, checks, Accept), printing the
-// generation it accepted.
-func storeTestAdmit() *cli.Command {
-	return &cli.Command{
-		Name:  "test-admit",
-		Flags: append(append(sourceFlags(), stateFlags()...), &cli.BoolFlag{Name: "fail-checks"}),
-		Action: func(c *cli.Context) error {
-			src, state, err := trustedSourceFromFlags(c)
-			if err != nil {
-				return err
-			}
-			m, err := src.Fetch(c.Context)
-			if err != nil {
-				return err
-			}
-			if c.Bool("fail-checks") {
-				return refused(fmt.Errorf("image-digest-mismatch"))
-			}
-			if err := state.Accept(m); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintln(c.App.Writer, m.Manifest.Release.Generation)
-			return err
-		},
-	}
-}
-
-// TestTrustedStateThroughFlags: a consumer that accepted 7 refuses 6 from
-// a stale store (exit 1), keeps nothing from a refused check, accepts the
-// rollback (8), and falls back to its cache only with --max-age.
-func TestTrustedStateThroughFlags(t *testing.T) {
-	dir := t.TempDir()
-	live, stale := "file://"+filepath.Join(dir, "live"), "file://"+filepath.Join(dir, "stale")
-	storeTestManifests(t, dir, 7)
-	for g := 1; g <= 7; g++ {
-		storeTestRun(t, nil, "publish", "--store", live, filepath.Join(dir, fmt.Sprintf("g%d.json", g)))
-	}
-	storeTestRun(t, nil, "publish", "--store", stale, filepath.Join(dir, "g6.json"))
-	state := filepath.Join(dir, "state")
-	admit := func(args ...string) (string, string, int) {
-		return storeTestRun(t, []*cli.Command{storeTestAdmit()}, append([]string{"test-admit", "--release", "web", "--state-dir", state}, args...)...)
-	}
-	if out, errs, code := admit("--store", stale, "--fail-checks"); code != 1 {
-		t.Fatalf("failing checks: %d %s %s", code, out, errs)
-	}
-	if out, errs, code := admit("--store", live); code != 0 || out != "7\n" {
-		t.Fatalf("admit 7: %d %q %s", code, out, errs)
-	}
-	// 6 was never accepted (its checks failed), and is now a rollback.
-	if _, errs, code := admit("--store", stale); code != 1 || !strings.Contains(errs, "manifest-rollback") {
-		t.Errorf("admit 6 after 7: code %d, %q; want 1, manifest-rollback", code, errs)
-	}
-	if _, errs, code := storeTestRun(t, nil, "rollback", "--store", live, "--release", "web", "--to", "6"); code != 0 {
-		t.Fatalf("rollback: %s", errs)
-	}
-	if out, errs, code := admit("--store", live); code != 0 || out != "8\n" {
-		t.Errorf("admit the rollback: %d %q %s; want 8", code, out, errs)
-	}
-	// The store goes away: refused (3) unless --max-age allows the cache.
-	unreachable := "s3://lockstep/x"
-	t.Setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "AK")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "SK")
-	t.Setenv("AWS_MAX_ATTEMPTS", "1")
-	if _, errs, code := admit("--store", unreachable); code != ExitUnverified || !strings.Contains(errs, "unavailable") {
-		t.Errorf("store unreachable, no --max-age: code %d %s; want 3", code, errs)
-	}
-	if out, errs, code := admit("--store", unreachable, "--max-age", "1h"); code != 0 || out != "8\n" {
-		t.Errorf("store unreachable, --max-age 1h: code %d %q %s; want the cached 8", code, out, errs)
-	}
-}
-
 func TestAutoGeneration(t *testing.T) {
 	dir := t.TempDir()
 	url := "file://" + filepath.Join(dir, "store")
@@ -287,16 +233,7 @@ func TestStoreCorruptExit(t *testing.T) {
 // SDK configuration path (AWS_ENDPOINT_URL_S3, path-style, the credential
 // chain from the environment) against gofakes3, the in-process S3 fake.
 func TestStoreCommandsS3(t *testing.T) {
-	backend := s3mem.New()
-	if err := backend.CreateBucket("releases"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	defer srv.Close()
-	t.Setenv("AWS_ENDPOINT_URL_S3", srv.URL)
-	t.Setenv("AWS_ACCESS_KEY_ID", "AK")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "SK")
-	t.Setenv("AWS_REGION", "")
+	_, backend := FakeS3(t, "releases")
 	dir := t.TempDir()
 	ms := storeTestManifests(t, dir, 2)
 	url := "s3://releases/lockstep"

@@ -25,7 +25,7 @@ import (
 
 // storeURLFlag is --store, required by the store's own commands.
 func storeURLFlag() *cli.StringFlag {
-	return &cli.StringFlag{Name: "store", Usage: "the manifest store: file://DIR, a directory, or s3://BUCKET/PREFIX", EnvVars: []string{"LOCKSTEP_STORE"}}
+	return &cli.StringFlag{Name: "store", Usage: "the manifest store: file://DIR, a directory, or s3://BUCKET/PREFIX", EnvVars: []string{"LOCKSTEP_STORE"}, Required: true}
 }
 
 func storeChannelFlag() *cli.StringFlag {
@@ -33,23 +33,17 @@ func storeChannelFlag() *cli.StringFlag {
 }
 
 func storeReleaseFlag() *cli.StringFlag {
-	return &cli.StringFlag{Name: "release", Usage: "the release name (required)", EnvVars: []string{"LOCKSTEP_RELEASE"}}
+	return &cli.StringFlag{Name: "release", Usage: "the release name", EnvVars: []string{"LOCKSTEP_RELEASE"}, Required: true}
 }
 
-// storeRequire is a usage error (exit 2) for each named flag not set.
-// (urfave/cli's Required is not an OnUsageError, so it would exit 3.)
-func storeRequire(c *cli.Context, names ...string) error {
-	for _, n := range names {
-		if !c.IsSet(n) {
-			return usage(fmt.Errorf("--%s is required; see 'lockstep %s --help'", n, c.Command.Name))
-		}
-	}
-	return nil
+// storeFlags are --store (optional here) and --channel, for a command
+// that can read a store without being a consumer (record --generation
+// auto).
+func storeFlags() []cli.Flag {
+	url := storeURLFlag()
+	url.Required = false
+	return []cli.Flag{url, storeChannelFlag()}
 }
-
-// storeFlags are --store and --channel, for a command that can read a
-// store without being a consumer (record --generation auto).
-func storeFlags() []cli.Flag { return []cli.Flag{storeURLFlag(), storeChannelFlag()} }
 
 // openStore builds the Store a --store URL names. An s3:// store uses the
 // AWS SDK's own configuration (AWS_REGION, the credential chain,
@@ -138,20 +132,25 @@ func stateFlags() []cli.Flag {
 	}
 }
 
-// trustedSourceFromFlags wraps the source the flags name (sourceFromFlags)
-// in the trusted state the state flags name. A consumer calls Fetch, runs
-// its checks, and calls the returned State's Accept only when it admits.
+// trustedSourceFromFlags is where the source flags and the state flags
+// become a consumer's manifest source and trusted state: the source the
+// flags name (sourceFromFlags), wrapped for the --max-age fallback to the
+// state's cache, and the state, which the consumer hands to admission.Check
+// as its Guard (Check refuses a rollback, Accept records an admission).
 func trustedSourceFromFlags(c *cli.Context) (*trusted.Source, *trusted.State, error) {
+	if c.Duration("max-age") < 0 {
+		return nil, nil, usage(fmt.Errorf("--max-age must not be negative"))
+	}
+	if c.Duration("max-age") > 0 && c.String("store") == "" {
+		return nil, nil, usage(fmt.Errorf("--max-age needs --store URL --release NAME: it bounds the cache of a store's channel"))
+	}
 	src, err := sourceFromFlags(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	if c.Duration("max-age") < 0 {
-		return nil, nil, usage(fmt.Errorf("--max-age must not be negative"))
-	}
 	st, err := trusted.Open(c.String("state-dir"))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, unverified(err)
 	}
 	release := ""
 	if c.String("store") != "" {

@@ -1,33 +1,188 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sigstore/cosign/v2/pkg/cosign"
+	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/signature"
+	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verify/imagesig"
 )
+
+// identityFlags are the keyless-trust flags: whose certificate counts, and
+// the trusted root to check it against.
+func identityFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "certificate-identity", Usage: "keyless: the signer identity (certificate SAN) that must have signed, e.g. https://github.com/ORG/REPO/.github/workflows/release.yml@refs/heads/main", EnvVars: []string{"LOCKSTEP_CERTIFICATE_IDENTITY"}},
+		&cli.StringFlag{Name: "certificate-identity-regexp", Usage: "keyless: a regular expression the signer identity must match", EnvVars: []string{"LOCKSTEP_CERTIFICATE_IDENTITY_REGEXP"}},
+		&cli.StringFlag{Name: "certificate-oidc-issuer", Usage: "keyless: the OIDC issuer the certificate must name, e.g. https://token.actions.githubusercontent.com", EnvVars: []string{"LOCKSTEP_CERTIFICATE_OIDC_ISSUER"}},
+		&cli.StringFlag{Name: "certificate-oidc-issuer-regexp", Usage: "keyless: a regular expression the OIDC issuer must match"},
+		&cli.StringFlag{Name: "trusted-root", Usage: "keyless: a Sigstore trusted root file (trusted_root.json), for offline verification; without it, fetched from Sigstore's TUF repository unless --offline", EnvVars: []string{"LOCKSTEP_TRUSTED_ROOT"}},
+		&cli.BoolFlag{Name: "offline", Usage: "no network call for trust: no TUF, transparency-log or certificate-transparency calls (keyless then needs --trusted-root)", EnvVars: []string{"LOCKSTEP_OFFLINE"}},
+		&cli.BoolFlag{Name: "insecure-ignore-tlog", Usage: "keyless: accept a certificate without a transparency-log entry, checked at the current time (private CAs, tests)"},
+		&cli.BoolFlag{Name: "insecure-ignore-sct", Usage: "keyless: accept a certificate without a certificate-transparency timestamp (private CAs, tests)"},
+	}
+}
 
 // trustFlags are the flags every consumer of a manifest takes to decide
 // whom to trust.
 func trustFlags() []cli.Flag {
+	return append([]cli.Flag{
+		&cli.StringFlag{Name: "key", Usage: "the public key (PEM file such as cosign.pub, or a KMS URI) that must have signed the manifest", EnvVars: []string{"LOCKSTEP_KEY"}},
+		&cli.BoolFlag{Name: "insecure-allow-unsigned", Usage: "accept an unsigned manifest (a wrongly signed one is still refused; said in every report)", EnvVars: []string{"LOCKSTEP_INSECURE_ALLOW_UNSIGNED"}},
+	}, identityFlags()...)
+}
+
+// imageSignatureFlags are the flags of image-signature verification, for
+// `pin` (with identityFlags) and `admit` (with trustFlags).
+func imageSignatureFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "key", Usage: "the public key (PEM, cosign.pub) that must have signed the manifest", EnvVars: []string{"LOCKSTEP_KEY"}},
-		&cli.StringFlag{Name: "certificate-identity", Usage: "keyless: the signer identity the certificate must name"},
-		&cli.StringFlag{Name: "certificate-identity-regexp", Usage: "keyless: a regular expression the signer identity must match"},
-		&cli.StringFlag{Name: "certificate-oidc-issuer", Usage: "keyless: the OIDC issuer the certificate must name"},
-		&cli.StringFlag{Name: "trusted-root", Usage: "keyless: a Sigstore trusted root file, for offline verification"},
-		&cli.BoolFlag{Name: "offline", Usage: "no transparency-log or certificate-transparency calls"},
-		&cli.BoolFlag{Name: "insecure-allow-unsigned", Usage: "accept an unsigned manifest (said in every report)"},
+		&cli.StringFlag{Name: "image-key", Aliases: []string{"verify-key"}, Usage: "the public key (PEM or KMS URI) images must be signed with (default: --key, where the command has it)", EnvVars: []string{"LOCKSTEP_IMAGE_KEY"}},
+		&cli.StringFlag{Name: "image-signature-policy", Value: string(imagesig.EveryPlatform), Usage: "which manifests of an index must be signed: platforms (every platform the release runs), index (the index alone), all", EnvVars: []string{"LOCKSTEP_IMAGE_SIGNATURE_POLICY"}},
+		&cli.StringFlag{Name: "signature-cache-dir", Usage: "keep verified image digests in this directory too, so that a restart starts warm", EnvVars: []string{"LOCKSTEP_SIGNATURE_CACHE_DIR"}},
+		&cli.IntFlag{Name: "signature-cache-size", Value: imagesig.DefaultMaxEntries, Usage: "the most verified digests the cache keeps"},
 	}
 }
 
-// verifierFromFlags builds the manifest verifier the trust flags ask for.
-// insecure is true when --insecure-allow-unsigned was given and no key or
-// identity: the caller then accepts unsigned manifests and says so.
-func verifierFromFlags(c *cli.Context) (v manifest.Verifier, insecure bool, err error) {
-	if c.Bool("insecure-allow-unsigned") && c.String("key") == "" && c.String("certificate-identity") == "" && c.String("certificate-identity-regexp") == "" {
-		return nil, true, nil
+// trustOptions reads the key (from the first of keyFlags that is set) and
+// the keyless flags into signature options; set is false when the flags
+// name no signer at all.
+func trustOptions(c *cli.Context, keyFlags ...string) (o signature.Options, set bool, err error) {
+	var key string
+	for _, f := range keyFlags {
+		if key = c.String(f); key != "" {
+			break
+		}
 	}
-	return nil, false, usage(fmt.Errorf("manifest signature verification is not supported yet: pass --insecure-allow-unsigned"))
+	id := &signature.Identity{
+		Subject: c.String("certificate-identity"), SubjectRegexp: c.String("certificate-identity-regexp"),
+		Issuer: c.String("certificate-oidc-issuer"), IssuerRegexp: c.String("certificate-oidc-issuer-regexp"),
+	}
+	keyless := *id != signature.Identity{}
+	o.IgnoreTlog, o.IgnoreSCT = c.Bool("insecure-ignore-tlog"), c.Bool("insecure-ignore-sct")
+	switch {
+	case key != "" && keyless:
+		return o, true, usage(errors.New("--key and the keyless --certificate-* flags are exclusive"))
+	case key != "":
+		v, err := signature.LoadVerifier(c.Context, key)
+		if err != nil {
+			return o, true, keyErr(err)
+		}
+		o.Key = v
+	case keyless:
+		o.Identity = id
+		if o.TrustedRoot, err = trustedRoot(c); err != nil {
+			return o, true, err
+		}
+	default:
+		return o, false, nil
+	}
+	if err := o.Check(); err != nil {
+		return o, true, usage(err)
+	}
+	return o, true, nil
+}
+
+// trustedRoot reads --trusted-root, or fetches the public-good instance's
+// from Sigstore's TUF repository unless --offline.
+func trustedRoot(c *cli.Context) (root.TrustedMaterial, error) {
+	if path := c.String("trusted-root"); path != "" {
+		tr, err := signature.LoadTrustedRoot(path)
+		if err != nil {
+			return nil, usage(err)
+		}
+		return tr, nil
+	}
+	if c.Bool("offline") {
+		return nil, usage(errors.New("keyless verification with --offline needs --trusted-root FILE"))
+	}
+	tr, err := cosign.TrustedRoot()
+	if err != nil {
+		return nil, verify.Unavailable("Sigstore TUF repository", err)
+	}
+	return tr, nil
+}
+
+// keyErr makes a key that cannot be loaded a usage error (exit 2); a KMS
+// that cannot be reached stays a could-not-verify (exit 3).
+func keyErr(err error) error {
+	var ke *signature.KeyError
+	if errors.As(err, &ke) {
+		return usage(err)
+	}
+	return err
+}
+
+// verifierFromFlags builds the manifest verifier the trust flags ask for:
+// --key PUB, or the keyless --certificate-identity[-regexp] and
+// --certificate-oidc-issuer[-regexp] flags (with --trusted-root). With
+// --insecure-allow-unsigned, an unsigned manifest is accepted (a wrongly
+// signed one still refused when a signer is named; with none, nothing is
+// verified), and insecure is true: the caller says so in every report.
+// With no signer and no --insecure-allow-unsigned it is a usage error. The
+// verifier is never nil when err is nil.
+func verifierFromFlags(c *cli.Context) (v manifest.Verifier, insecure bool, err error) {
+	o, set, err := trustOptions(c, "key")
+	if err != nil {
+		return nil, false, err
+	}
+	insecure = c.Bool("insecure-allow-unsigned")
+	if !set {
+		if insecure {
+			return signature.AllowUnsigned(nil), true, nil
+		}
+		return nil, false, usage(errors.New("manifest signatures are verified: pass --key PUB, or --certificate-identity and --certificate-oidc-issuer for keyless, or --insecure-allow-unsigned"))
+	}
+	sv, err := signature.NewVerifier(o)
+	if err != nil {
+		return nil, false, usage(err)
+	}
+	if insecure {
+		return signature.AllowUnsigned(sv), true, nil
+	}
+	return sv, false, nil
+}
+
+// imageVerifierFromFlags builds the image-signature verifier of
+// imageSignatureFlags: the key from --image-key (alias --verify-key) or
+// else --key, or the keyless identity flags; platforms are the platforms
+// the release runs (empty: every platform of each image); remote the
+// registry options (the shared transport). Naming no signer is a usage
+// error.
+func imageVerifierFromFlags(c *cli.Context, platforms []string, remote []remote.Option) (*imagesig.Verifier, error) {
+	o, set, err := trustOptions(c, "image-key", "key")
+	if err != nil {
+		return nil, err
+	}
+	if !set {
+		return nil, usage(errors.New("image signatures need a signer: --image-key PUB (or --key), or --certificate-identity and --certificate-oidc-issuer"))
+	}
+	pol, err := imagesig.ParseIndexPolicy(c.String("image-signature-policy"))
+	if err != nil {
+		return nil, usage(err)
+	}
+	cache, err := imagesig.NewCache(imagesig.CacheOptions{MaxEntries: c.Int("signature-cache-size"), Dir: c.String("signature-cache-dir")})
+	if err != nil {
+		return nil, fmt.Errorf("opening --signature-cache-dir: %w", err)
+	}
+	v, err := imagesig.New(imagesig.Options{
+		Trust:  o,
+		Policy: imagesig.Policy{Index: pol, Platforms: platforms},
+		Remote: remote,
+		Cache:  cache,
+		Logger: logger(c),
+	})
+	switch {
+	case verify.IsUnavailable(err):
+		return nil, err
+	case err != nil:
+		return nil, usage(err)
+	}
+	return v, nil
 }

@@ -148,7 +148,9 @@ func startAgent(t *testing.T, name string, env []string, args ...string) string 
 	port := testenv.FreePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	var stderr bytes.Buffer
-	cmd := exec.Command(lockstep, append([]string{"agent", "--listen", addr, "--identity", "hostname", "--instance-name", name, "--interval", "1h"}, args...)...)
+	// Each instance has its own trusted state, as on its own machine.
+	cmd := exec.Command(lockstep, append([]string{"agent", "--listen", addr, "--identity", "hostname", "--instance-name", name, "--interval", "1h",
+		"--state-dir", t.TempDir()}, args...)...)
 	cmd.Stderr = &stderr
 	cmd.Env = append(append(os.Environ(), "AWS_EC2_METADATA_DISABLED=true"), env...)
 	if err := cmd.Start(); err != nil {

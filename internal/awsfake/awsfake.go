@@ -7,6 +7,7 @@
 package awsfake
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"net/http"
@@ -282,7 +283,10 @@ func contains(list []string, s string) bool {
 
 // IMDS is an IMDSv2 fake: PUT /latest/api/token hands out a token, and
 // GET /latest/meta-data/PATH answers Values[PATH] to requests that carry
-// it (404 for a path it does not have, 401 without the token).
+// it (404 for a path it does not have, 401 without the token). The
+// instance identity document (/latest/dynamic/instance-identity/document,
+// where the SDK reads the region) is built from Values' instance-id,
+// placement/availability-zone, placement/region and local-ipv4.
 type IMDS struct {
 	Values map[string]string
 }
@@ -298,6 +302,21 @@ func (m *IMDS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("X-aws-ec2-metadata-token-ttl-seconds", r.Header.Get("X-aws-ec2-metadata-token-ttl-seconds"))
 		w.Write([]byte(imdsToken))
+	case r.Method == http.MethodGet && r.URL.Path == "/latest/dynamic/instance-identity/document":
+		if r.Header.Get("X-aws-ec2-metadata-token") != imdsToken {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if m.Values["placement/region"] == "" {
+			http.NotFound(w, r)
+			return
+		}
+		doc, _ := json.Marshal(map[string]string{
+			"instanceId": m.Values["instance-id"], "availabilityZone": m.Values["placement/availability-zone"],
+			"region": m.Values["placement/region"], "privateIp": m.Values["local-ipv4"], "accountId": "123456789012",
+		})
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write(doc)
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/latest/meta-data/"):
 		if r.Header.Get("X-aws-ec2-metadata-token") != imdsToken {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"time"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/urfave/cli/v2"
@@ -123,12 +123,19 @@ func agentIdentity(c *cli.Context) (agent.Identity, error) {
 	}
 	ctx, cancel := context.WithTimeout(c.Context, 5*time.Second)
 	defer cancel()
-	client := transport.New(transport.DefaultPolicy())
-	o := agent.IdentifyOptions{IMDS: imds.New(imds.Options{HTTPClient: &http.Client{Transport: client.Transport()}})}
-	if cfg, err := admitAWSConfig(ctx, client); err == nil {
-		o.AutoScaling = autoscaling.NewFromConfig(cfg)
+	// The SDK's configuration, as the boot gate loads it: the IMDS
+	// endpoint (AWS_EC2_METADATA_SERVICE_ENDPOINT, AWS_EC2_METADATA_DISABLED)
+	// and, for Auto Scaling, the region from IMDS unless configured.
+	var o agent.IdentifyOptions
+	var errs []error
+	cfg, err := admitAWSConfig(ctx, transport.New(transport.DefaultPolicy()), awsconfig.WithEC2IMDSRegion())
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		o.IMDS, o.AutoScaling = imds.NewFromConfig(cfg), autoscaling.NewFromConfig(cfg)
 	}
-	id, errs := agent.Identify(ctx, o)
+	id, more := agent.Identify(ctx, o)
+	errs = append(errs, more...)
 	if id.Source != "imds" {
 		if mode == "imds" {
 			return id, unverified(fmt.Errorf("--identity imds: %w", errors.Join(errs...)))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/admission/agent"
 	"github.com/lockstep-dev/lockstep/admission/running/runningtest"
+	"github.com/lockstep-dev/lockstep/internal/awsfake"
 	"github.com/lockstep-dev/lockstep/internal/fleettest"
 	"github.com/lockstep-dev/lockstep/internal/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -141,16 +142,21 @@ func run(t *testing.T, args ...string) {
 	}
 }
 
-// startAgent starts `lockstep agent` for one instance and waits until it
+// startAgent starts `lockstep agent` for one instance (named name, unless
+// empty) and waits until it
 // has finished its first check; it returns the status URL.
 func startAgent(t *testing.T, name string, env []string, args ...string) string {
 	t.Helper()
 	port := testenv.FreePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	var stderr bytes.Buffer
-	// Each instance has its own trusted state, as on its own machine.
-	cmd := exec.Command(lockstep, append([]string{"agent", "--listen", addr, "--identity", "hostname", "--instance-name", name, "--interval", "1h",
-		"--state-dir", t.TempDir()}, args...)...)
+	// Each instance has its own trusted state, as on its own machine. An
+	// unnamed one finds its identity as the flags in args say.
+	base := []string{"agent", "--listen", addr, "--interval", "1h", "--state-dir", t.TempDir()}
+	if name != "" {
+		base = append(base, "--identity", "hostname", "--instance-name", name)
+	}
+	cmd := exec.Command(lockstep, append(base, args...)...)
 	cmd.Stderr = &stderr
 	cmd.Env = append(append(os.Environ(), "AWS_EC2_METADATA_DISABLED=true"), env...)
 	if err := cmd.Start(); err != nil {
@@ -291,5 +297,29 @@ func TestAgentFollowsTheChannel(t *testing.T) {
 			t.Fatalf("the channel moved to generation 8 and the agent still checks against %+v after %d checks", st.Manifest, st.Checks)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// On EC2 the agent names itself from IMDSv2 and finds its Auto Scaling group
+// (instance metadata tags off: through DescribeAutoScalingInstances).
+func TestAgentIdentityFromIMDS(t *testing.T) {
+	rel := newRelease(t)
+	imdsSrv := httptest.NewServer(&awsfake.IMDS{Values: map[string]string{
+		"instance-id": "i-0123456789abcdef0", "placement/availability-zone": "us-east-1a", "placement/region": "us-east-1", "local-ipv4": "10.0.0.5",
+	}})
+	defer imdsSrv.Close()
+	awsSrv := httptest.NewServer(&awsfake.AWS{Instances: []awsfake.Instance{{ID: "i-0123456789abcdef0", ASG: "store-web-asg"}}})
+	defer awsSrv.Close()
+	env := []string{
+		"AWS_EC2_METADATA_DISABLED=false", "AWS_EC2_METADATA_SERVICE_ENDPOINT=" + imdsSrv.URL, "AWS_ENDPOINT_URL=" + awsSrv.URL,
+		"AWS_ACCESS_KEY_ID=AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY=SECRET", "AWS_REGION=",
+		"AWS_CONFIG_FILE=" + filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(t.TempDir(), "none"),
+	}
+	url := startAgent(t, "", env, "--identity", "imds", "--manifest", rel.manifestPath, "--insecure-allow-unsigned",
+		"--platform", "linux/amd64", "--running", "digest:"+fleettest.Amd64Cfg.String())
+	got := status(t, url).Instance
+	want := agent.Identity{InstanceID: "i-0123456789abcdef0", ASG: "store-web-asg", AvailabilityZone: "us-east-1a", PrivateIP: "10.0.0.5", Hostname: got.Hostname, Source: "imds"}
+	if got != want {
+		t.Errorf("identity = %+v, want %+v", got, want)
 	}
 }

@@ -92,3 +92,17 @@ func TestParseRefuses(t *testing.T) {
 		})
 	}
 }
+
+// A manifest with images and no assets has no fingerprint; its encoding
+// must parse (it used to write "fingerprint":"", which Parse refuses).
+func TestImagesOnlyRoundTrip(t *testing.T) {
+	m := testManifest()
+	m.Assets = Assets{CDN: []string{}, Files: []File{}}
+	b, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse(b); err != nil {
+		t.Errorf("Parse(Encode(an images-only manifest)) = %v\n%s", err, b)
+	}
+}

@@ -3,8 +3,6 @@ package record
 import (
 	"context"
 	"errors"
-	"io"
-	"log"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -12,14 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/lockstep-dev/lockstep/internal/memregistry"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
 	"github.com/lockstep-dev/lockstep/verify"
@@ -29,26 +22,15 @@ import (
 // returns its host:port.
 func testRegistry(t testing.TB) string {
 	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	r := memregistry.Start()
+	t.Cleanup(r.Close)
+	return r.Host
 }
 
 func pushImage(t testing.TB, ref string) v1.Image {
 	t.Helper()
-	img, err := random.Image(256, 1)
+	img, err := memregistry.PushImage(ref, 256)
 	if err != nil {
-		t.Fatal(err)
-	}
-	img, err = mutate.ConfigFile(img, &v1.ConfigFile{OS: "linux", Architecture: "amd64"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tag, err := name.NewTag(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(tag, img); err != nil {
 		t.Fatal(err)
 	}
 	return img
@@ -56,20 +38,8 @@ func pushImage(t testing.TB, ref string) v1.Image {
 
 func pushIndex(t testing.TB, ref string) v1.ImageIndex {
 	t.Helper()
-	var adds []mutate.IndexAddendum
-	for _, arch := range []string{"amd64", "arm64"} {
-		img, err := random.Image(64, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		adds = append(adds, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
-	}
-	idx := mutate.AppendManifests(empty.Index, adds...)
-	tag, err := name.NewTag(ref)
+	idx, err := memregistry.PushIndex(ref, "linux/amd64", "linux/arm64")
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.WriteIndex(tag, idx); err != nil {
 		t.Fatal(err)
 	}
 	return idx

@@ -42,6 +42,8 @@ func New() *cli.App {
 		},
 		Commands: []*cli.Command{
 			versionCommand(),
+			recordCommand(),
+			manifestCommand(),
 		},
 	}
 }

@@ -44,6 +44,7 @@ func New() *cli.App {
 			versionCommand(),
 			recordCommand(),
 			manifestCommand(),
+			demoCommand(),
 		},
 	}
 }

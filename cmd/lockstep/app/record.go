@@ -62,7 +62,9 @@ func recordAction(c *cli.Context) error {
 		return err
 	}
 	bar := progress.Bytes(c.App.ErrWriter, "hashing assets")
-	opts.Assets.Progress = bar.Set
+	if bar != nil {
+		opts.Assets.Progress = bar.Set
+	}
 	m, err := record.Manifest(c.Context, opts)
 	bar.Finish()
 	var ae *assets.Error

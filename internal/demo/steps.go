@@ -26,12 +26,18 @@ func registryOptions() registry.Options {
 	return registry.Options{Remote: []remote.Option{remote.WithTransport(transport.New(transport.DefaultPolicy()).Transport())}}
 }
 
-func pushImage(ctx context.Context, e *Env) error {
+// push pushes a new random image under e.ImageRef and returns its digest.
+func push(e *Env) (string, error) {
 	img, err := memregistry.PushImage(e.ImageRef, 4096)
 	if err != nil {
-		return err
+		return "", err
 	}
 	d, err := img.Digest()
+	return d.String(), err
+}
+
+func pushImage(ctx context.Context, e *Env) error {
+	d, err := push(e)
 	if err != nil {
 		return err
 	}
@@ -100,15 +106,11 @@ func validateManifest(ctx context.Context, e *Env) error {
 
 func repushImage(ctx context.Context, e *Env) error {
 	before := e.Manifest.Images[0].Digest
-	img, err := memregistry.PushImage(e.ImageRef, 4096)
+	d, err := push(e)
 	if err != nil {
 		return err
 	}
-	d, err := img.Digest()
-	if err != nil {
-		return err
-	}
-	if d.String() == before.String() {
+	if d == before.String() {
 		return fmt.Errorf("the re-push gave the same digest %s", d)
 	}
 	e.Say("a pipeline re-pushed %s: it now names %s", e.ImageRef, d)

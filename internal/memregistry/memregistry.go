@@ -1,6 +1,7 @@
 // Package memregistry runs go-containerregistry's in-memory registry on a
-// loopback httptest server and pushes generated images to it: the registry
-// of unit tests, of the Action's test and of `lockstep demo`.
+// loopback httptest server, and pushes generated images to it or to any
+// registry: the registry of unit tests, of the Action's test and of
+// `lockstep demo`.
 package memregistry
 
 import (

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/internal/memregistry"
+	"github.com/lockstep-dev/lockstep/internal/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
@@ -101,5 +102,40 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRecordRealRegistry records against Debian's docker-registry
+// (distribution) on loopback: an image and a multi-arch index, the index
+// also by digest.
+func TestRecordRealRegistry(t *testing.T) {
+	host := testenv.Registry(t)
+	web, err := memregistry.PushImage(host+"/store/web:v1", 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := memregistry.PushIndex(host+"/store/api:v1", "linux/amd64", "linux/arm64/v8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	idxDigest, _ := idx.Digest()
+	out, errOut, code := run(t, "", "record", "--release", "store", "--generation", "1",
+		"--image", "web="+host+"/store/web:v1", "--image", "api="+host+"/store/api:v1",
+		"--image", "apipinned="+host+"/store/api@"+idxDigest.String())
+	if code != 0 {
+		t.Fatalf("record: exit %d: %s", code, errOut)
+	}
+	m, err := manifest.Parse([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := web.Digest()
+	api, _ := m.Image("api")
+	pinned, _ := m.Image("apipinned")
+	w, _ := m.Image("web")
+	if w.Digest.String() != wd.String() || api.Digest.String() != idxDigest.String() || len(api.Platforms) != 2 ||
+		pinned.Digest != api.Digest || len(pinned.Platforms) != 2 || pinned.Platforms[1].Config != api.Platforms[1].Config {
+		t.Errorf("record against docker-registry: web %s (want %s), api %s with %d platforms, api by digest %s with %d platforms",
+			w.Digest, wd, api.Digest, len(api.Platforms), pinned.Digest, len(pinned.Platforms))
 	}
 }

@@ -4,17 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lockstep-dev/lockstep/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// run runs lockstep with args and returns its stdout, stderr and exit code.
-func run(t *testing.T, stdin string, args ...string) (string, string, int) {
+// lockstepRun runs lockstep with args and returns its stdout, stderr and
+// exit code.
+func lockstepRun(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	a := New()
@@ -23,25 +23,6 @@ func run(t *testing.T, stdin string, args ...string) (string, string, int) {
 	err := a.RunContext(context.Background(), append([]string{"lockstep"}, args...))
 	code := Exit(err, &errOut)
 	return out.String(), errOut.String(), code
-}
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
 }
 
 func TestManifestGolden(t *testing.T) {
@@ -61,11 +42,11 @@ func TestManifestGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
-			out, errOut, code := run(t, "", tt.args...)
+			out, errOut, code := lockstepRun(t, "", tt.args...)
 			if code != tt.code {
 				t.Errorf("lockstep %s: exit %d, want %d\n%s", strings.Join(tt.args, " "), code, tt.code, errOut)
 			}
-			golden(t, tt.golden, out)
+			golden.Check(t, tt.golden, out)
 			if strings.HasSuffix(tt.golden, ".json.golden") && !json.Valid([]byte(out)) {
 				t.Errorf("lockstep %s: stdout is not JSON", strings.Join(tt.args, " "))
 			}
@@ -91,7 +72,7 @@ func TestManifestDiffExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, errOut, code := run(t, "", append([]string{"manifest", "diff"}, tt.args...)...)
+			_, errOut, code := lockstepRun(t, "", append([]string{"manifest", "diff"}, tt.args...)...)
 			if code != tt.code || !strings.Contains(errOut, tt.err) {
 				t.Errorf("manifest diff %v: exit %d, stderr %q; want exit %d, stderr containing %q", tt.args, code, errOut, tt.code, tt.err)
 			}
@@ -110,24 +91,24 @@ func TestManifestValidate(t *testing.T) {
 	if err := os.WriteFile(badPath, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := run(t, "", "manifest", "validate", "testdata/v1.json")
+	out, errOut, code := lockstepRun(t, "", "manifest", "validate", "testdata/v1.json")
 	if code != 0 || !strings.Contains(out, "valid: store-web@1, sha256:") {
 		t.Errorf("validate v1.json: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	out, errOut, code = run(t, "", "manifest", "validate", badPath)
+	out, errOut, code = lockstepRun(t, "", "manifest", "validate", badPath)
 	if code != 2 || !strings.Contains(errOut, "assets.files[2].path") || out != "" {
 		t.Errorf("validate bad.json: exit %d, stdout %q, stderr %q; want exit 2 naming assets.files[2].path", code, out, errOut)
 	}
-	out, _, code = run(t, "", "manifest", "validate", "--format", "json", badPath)
+	out, _, code = lockstepRun(t, "", "manifest", "validate", "--format", "json", badPath)
 	var v validateReport
 	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 2 || v.Valid || v.Field != "assets.files[2].path" {
 		t.Errorf("validate --format json bad.json: exit %d, %+v (%v)", code, v, err)
 	}
-	out, _, code = run(t, bad, "manifest", "validate", "-")
+	out, _, code = lockstepRun(t, bad, "manifest", "validate", "-")
 	if code != 2 || out != "" {
 		t.Errorf("validate - (stdin): exit %d, stdout %q, want 2", code, out)
 	}
-	_, errOut, code = run(t, "", "manifest", "validate", filepath.Join(dir, "missing.json"))
+	_, errOut, code = lockstepRun(t, "", "manifest", "validate", filepath.Join(dir, "missing.json"))
 	if code != 2 {
 		t.Errorf("validate missing.json: exit %d (%s), want 2", code, errOut)
 	}
@@ -138,7 +119,7 @@ func TestManifestDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	indented, _, code := run(t, "", "manifest", "digest", "testdata/v1.json")
+	indented, _, code := lockstepRun(t, "", "manifest", "digest", "testdata/v1.json")
 	if code != 0 || !strings.HasPrefix(indented, "sha256:") {
 		t.Fatalf("manifest digest: exit %d, %q", code, indented)
 	}
@@ -146,11 +127,11 @@ func TestManifestDigest(t *testing.T) {
 	if err := json.Compact(&compact, raw); err != nil {
 		t.Fatal(err)
 	}
-	fromStdin, _, _ := run(t, compact.String(), "manifest", "digest", "-")
+	fromStdin, _, _ := lockstepRun(t, compact.String(), "manifest", "digest", "-")
 	if fromStdin != indented {
 		t.Errorf("the digest depends on the formatting: %q (compact) != %q (indented)", fromStdin, indented)
 	}
-	show, _, _ := run(t, "", "manifest", "show", "--format", "json", "testdata/v1.json")
+	show, _, _ := lockstepRun(t, "", "manifest", "show", "--format", "json", "testdata/v1.json")
 	var s showReport
 	if err := json.Unmarshal([]byte(show), &s); err != nil || s.Digest.String()+"\n" != indented {
 		t.Errorf("show's digest %s != digest's %s (%v)", s.Digest, indented, err)

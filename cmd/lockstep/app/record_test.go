@@ -22,8 +22,8 @@ func TestRecord(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for p, c := range map[string]string{"index.html": "<html>", "assets/app.js": "js", ".vite/manifest.json": `{"index.html": {"file": "assets/app.js"}}`} {
-		must(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755))
-		must(t, os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644))
+		mustNil(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755))
+		mustNil(t, os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644))
 	}
 	t.Setenv("GITHUB_REPOSITORY", "acme/store")
 	t.Setenv("GITHUB_SHA", "abc")
@@ -31,7 +31,7 @@ func TestRecord(t *testing.T) {
 	base := []string{"record", "--release", "store-web", "--generation", "4", "--image", "web=" + reg.Ref("store/web:v1"),
 		"--image", "api=" + reg.Ref("store/api:v1"), "--assets", dir, "--cdn", "https://cdn.example/store/"}
 
-	out, errOut, code := run(t, "", base...)
+	out, errOut, code := lockstepRun(t, "", base...)
 	if code != 0 {
 		t.Fatalf("record: exit %d: %s", code, errOut)
 	}
@@ -47,7 +47,7 @@ func TestRecord(t *testing.T) {
 	}
 
 	outFile := filepath.Join(t.TempDir(), "m.json")
-	out, errOut, code = run(t, "", append(base, "--asset-list", filepath.Join(dir, ".vite/manifest.json"), "--source-commit", "def", "--output", outFile)...)
+	out, errOut, code = lockstepRun(t, "", append(base, "--asset-list", filepath.Join(dir, ".vite/manifest.json"), "--source-commit", "def", "--output", outFile)...)
 	if code != 0 {
 		t.Fatalf("record --output: exit %d: %s", code, errOut)
 	}
@@ -64,7 +64,7 @@ func TestRecord(t *testing.T) {
 
 	// Failures exit with their code and leave the output file as it was.
 	before, _ := os.ReadFile(outFile)
-	must(t, os.Symlink("/etc/hostname", filepath.Join(dir, "escape")))
+	mustNil(t, os.Symlink("/etc/hostname", filepath.Join(dir, "escape")))
 	tests := []struct {
 		name string
 		args []string
@@ -81,7 +81,7 @@ func TestRecord(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errOut, code := run(t, "", append(tt.args, "--output", outFile)...)
+			out, errOut, code := lockstepRun(t, "", append(tt.args, "--output", outFile)...)
 			if code != tt.code || !strings.Contains(errOut, tt.err) {
 				t.Errorf("exit %d, stderr %q; want exit %d, stderr containing %q", code, errOut, tt.code, tt.err)
 			}
@@ -98,7 +98,7 @@ func TestRecord(t *testing.T) {
 	}
 }
 
-func must(t *testing.T, err error) {
+func mustNil(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestRecordRealRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	idxDigest, _ := idx.Digest()
-	out, errOut, code := run(t, "", "record", "--release", "store", "--generation", "1",
+	out, errOut, code := lockstepRun(t, "", "record", "--release", "store", "--generation", "1",
 		"--image", "web="+host+"/store/web:v1", "--image", "api="+host+"/store/api:v1",
 		"--image", "apipinned="+host+"/store/api@"+idxDigest.String())
 	if code != 0 {

@@ -16,21 +16,27 @@ import (
 )
 
 func manifestCommand() *cli.Command {
-	return group("manifest", "validate, digest, show and diff release manifests",
-		&cli.Command{
+	return group("manifest", "validate, digest, show and diff release manifests", manifestSubcommands()...)
+}
+
+// manifestSubcommands are the subcommands of `lockstep manifest`; another
+// (e.g. verify) is one more entry.
+func manifestSubcommands() []*cli.Command {
+	return []*cli.Command{
+		{
 			Name:      "validate",
 			Usage:     "check a manifest strictly: exit 0 valid, 2 invalid (the field is named)",
 			ArgsUsage: "FILE",
 			Flags:     []cli.Flag{formatFlag("text", "json")},
 			Action:    manifestValidate,
 		},
-		&cli.Command{
+		{
 			Name:      "digest",
 			Usage:     "print a manifest's digest, the SHA-256 of its canonical encoding",
 			ArgsUsage: "FILE",
 			Action:    manifestDigest,
 		},
-		&cli.Command{
+		{
 			Name:      "show",
 			Usage:     "describe a manifest",
 			ArgsUsage: "FILE",
@@ -40,7 +46,7 @@ func manifestCommand() *cli.Command {
 			},
 			Action: manifestShow,
 		},
-		&cli.Command{
+		{
 			Name:      "diff",
 			Usage:     "compare two manifests of a release: exit 1 when NEW cannot follow OLD",
 			ArgsUsage: "OLD NEW",
@@ -55,7 +61,7 @@ func manifestCommand() *cli.Command {
 			},
 			Action: manifestDiff,
 		},
-	)
+	}
 }
 
 // positional returns the command's n positional arguments, or a usage error.

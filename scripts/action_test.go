@@ -84,7 +84,7 @@ func TestAction(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	for p, c := range map[string]string{"dist/index.html": "<html>", "dist/assets/app-1a2b.js": "js"} {
+	for p, c := range map[string]string{"dist/index.html": "<html>", "dist/assets/app-1a2b.js": "js", "dist/.vite/manifest.json": "{}"} {
 		if err := os.MkdirAll(filepath.Join(work, filepath.Dir(p)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestAction(t *testing.T) {
 	inputs := map[string]string{
 		"RELEASE": "store-web", "GENERATION": "3",
 		"IMAGES": "web=" + reg.Ref("store/web:v1") + "\n  api=" + reg.Ref("store/api:v1") + "\n\n",
-		"ASSETS": "dist", "CDN": "https://cdn.example/store/\nhttps://cdn2.example/store/", "OUTPUT": "release.json",
+		"ASSETS": "dist", "EXCLUDE": ".vite\n.DS_Store", "CDN": "https://cdn.example/store/\nhttps://cdn2.example/store/", "OUTPUT": "release.json",
 	}
 
 	t.Run("records", func(t *testing.T) {

@@ -46,7 +46,7 @@ type Options struct {
 	// for its platforms' manifest and config digests.
 	Images []Image
 	// Assets says which files to hash. An empty Assets.Dir records no
-	// assets. Assets.CDN is set from CDN.
+	// assets. Assets.CDN is set from CDN; a nil Assets.Logger is Logger.
 	Assets assets.Options
 	// CDN holds the base URLs the assets are served under (required with
 	// assets); Origin is the CDN's origin, optional.
@@ -123,6 +123,9 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 			defer wg.Done()
 			ao := opts.Assets
 			ao.CDN = opts.CDN
+			if ao.Logger == nil {
+				ao.Logger = opts.Logger
+			}
 			hashed, hashErr = assets.Hash(ctx, ao)
 			if hashErr != nil {
 				cancel()

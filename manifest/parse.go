@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // maxDepth bounds the nesting of a manifest document.
@@ -43,6 +41,9 @@ func Parse(data []byte) (*Manifest, error) {
 	dec.DisallowUnknownFields()
 	var m Manifest
 	if err := dec.Decode(&m); err != nil {
+		if fe := fieldError(data); fe != nil {
+			return nil, fe
+		}
 		return nil, decodeError(err)
 	}
 	if err := Validate(&m); err != nil {
@@ -85,23 +86,18 @@ func decodeError(err error) error {
 	return &ValidationError{Reason: strings.TrimPrefix(msg, "json: "), Err: err}
 }
 
-// frame is one open object or array in checkStructure.
-type frame struct {
-	object bool
-	keys   map[string]bool
-	path   string
-	index  int
-	expect bool // in an object: the next string token is a key
-	// typ is the Go type the value decodes into (nil: not checked);
-	// keyType the type of the current key's value in a struct.
-	typ, keyType reflect.Type
-}
-
 // checkStructure walks the tokens of data and refuses duplicate object keys,
 // excessive nesting and anything after the top-level value.
 func checkStructure(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		path   string
+		index  int
+		expect bool // in an object: the next string token is a key
+	}
 	var stack []*frame
 	path := func() string {
 		if len(stack) == 0 {
@@ -166,14 +162,8 @@ func checkStructure(data []byte) error {
 			if top.keys[key] {
 				return invalid(child(key), "duplicate key")
 			}
-			if top.typ != nil && top.typ.Kind() == reflect.Struct {
-				// Keys match exactly: encoding/json would also take "Kind"
-				// for "kind", letting two spellings of one field disagree.
-				ft, ok := jsonFields(top.typ)[key]
-				if !ok {
-					return invalid(child(key), "unknown field")
-				}
-				top.keyType = ft
+			if err := checkKey(child(key), key); err != nil {
+				return err
 			}
 			top.keys[key] = true
 			top.expect = false
@@ -188,18 +178,11 @@ func checkStructure(data []byte) error {
 					return invalid(path(), "nested deeper than %d", maxDepth)
 				}
 				p := child(lastKey)
-				stack = append(stack, &frame{object: t == '{', keys: map[string]bool{}, path: p, expect: t == '{', typ: valueType(top)})
+				stack = append(stack, &frame{object: t == '{', keys: map[string]bool{}, path: p, expect: t == '{'})
 			case ']':
 				stack = stack[:len(stack)-1]
 				afterValue()
 			}
-		case string:
-			if top != nil && top.object && top.keyType == digestType {
-				if _, err := ParseDigest(t); err != nil {
-					return &ValidationError{Field: child(lastKey), Reason: err.Error(), Err: err}
-				}
-			}
-			afterValue()
 		default:
 			afterValue()
 		}
@@ -211,58 +194,4 @@ func checkStructure(data []byte) error {
 		return invalid("", "trailing data after the manifest")
 	}
 	return nil
-}
-
-var (
-	manifestType = reflect.TypeFor[Manifest]()
-	digestType   = reflect.TypeFor[Digest]()
-)
-
-// valueType is the Go type of the value that starts after top's current
-// key or element: the Manifest at the top level, nil where it is not
-// known.
-func valueType(top *frame) reflect.Type {
-	var t reflect.Type
-	switch {
-	case top == nil:
-		t = manifestType
-	case top.typ == nil:
-		return nil
-	case top.object && top.typ.Kind() == reflect.Struct:
-		t = top.keyType
-	case !top.object && (top.typ.Kind() == reflect.Slice || top.typ.Kind() == reflect.Array):
-		t = top.typ.Elem()
-	default:
-		return nil
-	}
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	return t
-}
-
-var fieldCache sync.Map // reflect.Type -> map[string]reflect.Type
-
-// jsonFields returns the JSON keys of struct type t with their types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	if m, ok := fieldCache.Load(t); ok {
-		return m.(map[string]reflect.Type)
-	}
-	m := map[string]reflect.Type{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch name {
-		case "-":
-			continue
-		case "":
-			name = f.Name
-		}
-		m[name] = f.Type
-	}
-	fieldCache.Store(t, m)
-	return m
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
-	"github.com/lockstep-dev/lockstep/internal/progress"
+	"github.com/lockstep-dev/lockstep/internal/termbar"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
@@ -61,7 +61,7 @@ func recordAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	bar := progress.Bytes(c.App.ErrWriter, "hashing assets")
+	bar := termbar.Bytes(c.App.ErrWriter, "hashing assets")
 	if bar != nil {
 		opts.Assets.Progress = bar.Set
 	}

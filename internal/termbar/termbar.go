@@ -1,7 +1,7 @@
-// Package progress draws a progress bar on a terminal, and nothing
+// Package termbar draws a progress bar on a terminal, and nothing
 // anywhere else: a command's stderr redirected to a file or a CI log stays
 // free of bar noise.
-package progress
+package termbar
 
 import (
 	"io"

@@ -4,6 +4,7 @@ package scripts
 
 import (
 	"bytes"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,8 +167,11 @@ func TestAction(t *testing.T) {
 		}
 	})
 
-	t.Run("fails on a tag that does not exist", func(t *testing.T) {
-		in := copyInputs(inputs, "IMAGES", "web="+reg.Ref("store/web:nope"), "OUTPUT", "missing.json")
+	t.Run("fails when the registry is down", func(t *testing.T) {
+		down := httptest.NewServer(nil)
+		downHost := strings.TrimPrefix(down.URL, "http://")
+		down.Close()
+		in := copyInputs(inputs, "IMAGES", "web="+downHost+"/store/web:v1", "OUTPUT", "missing.json")
 		r := runAction(t, bin, work, in)
 		if r.code != 3 || !strings.Contains(r.stdout, "::error title=lockstep record::") || !strings.Contains(r.stdout, "pinning image web") {
 			t.Errorf("exit %d, want 3 with an ::error naming the image\nstdout:\n%s", r.code, r.stdout)

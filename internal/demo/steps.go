@@ -9,11 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
 	"github.com/lockstep-dev/lockstep/internal/memregistry"
-	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
 	"github.com/lockstep-dev/lockstep/manifest/record"
@@ -21,10 +18,9 @@ import (
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
-// registryOptions puts the demo's registry calls on the shared transport.
-func registryOptions() registry.Options {
-	return registry.Options{Remote: []remote.Option{remote.WithTransport(transport.New(transport.DefaultPolicy()).Transport())}}
-}
+// registryOptions are the demo's pinning options: registry.Pin's
+// defaults (the shared transport, Docker's keychain).
+func registryOptions() registry.Options { return registry.Options{} }
 
 // push pushes a new random image under e.ImageRef and returns its digest.
 func push(e *Env) (string, error) {

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,6 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/memregistry"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
-	"github.com/lockstep-dev/lockstep/verify"
 )
 
 // testRegistry starts go-containerregistry's in-memory registry and
@@ -168,20 +168,22 @@ func TestManifestRefuses(t *testing.T) {
 		name   string
 		change func(o *Options)
 		field  string // for a *manifest.ValidationError
-		as     any    // or the error type wanted
+		kind   string // or: "input" (exit 2), "unverified" (exit 3), "asset"
 	}{
-		{"bad release name", func(o *Options) { o.Release = "Store Web" }, "release.name", nil},
-		{"generation 0", func(o *Options) { o.Generation = 0 }, "release.generation", nil},
-		{"nothing to record", func(o *Options) { o.Images, o.Assets.Dir = nil, "" }, "", nil},
-		{"assets without a CDN", func(o *Options) { o.CDN = nil }, "assets.cdn", nil},
-		{"a CDN that is not a URL", func(o *Options) { o.CDN = []string{"cdn.example"} }, "assets.cdn[0]", nil},
-		{"the origin is the CDN", func(o *Options) { o.Origin = "https://cdn.example" }, "assets.origin", nil},
-		{"an image name twice", func(o *Options) { o.Images = append(o.Images, o.Images[0]) }, "images.web", nil},
-		{"an unparseable reference", func(o *Options) { o.Images[0].Ref = "UPPER/case:x y" }, "image web", nil},
-		{"an expiry in the past", func(o *Options) { o.ExpiresIn = -time.Hour }, "release.expiresAt", nil},
-		{"a registry that is down", func(o *Options) { o.Images[0].Ref = downHost + "/store/web:v1" }, "", new(*verify.UnavailableError)},
-		{"a tag that does not exist", func(o *Options) { o.Images[0].Ref = host + "/store/web:nope" }, "", new(*verify.UnavailableError)},
-		{"a missing asset directory", func(o *Options) { o.Assets.Dir = filepath.Join(dir, "nope") }, "", new(*assets.Error)},
+		{"bad release name", func(o *Options) { o.Release = "Store Web" }, "release.name", ""},
+		{"generation 0", func(o *Options) { o.Generation = 0 }, "release.generation", ""},
+		{"nothing to record", func(o *Options) { o.Images, o.Assets.Dir = nil, "" }, "", ""},
+		{"assets without a CDN", func(o *Options) { o.CDN = nil }, "assets.cdn", ""},
+		{"a CDN that is not a URL", func(o *Options) { o.CDN = []string{"cdn.example"} }, "assets.cdn[0]", ""},
+		{"the origin is the CDN", func(o *Options) { o.Origin = "https://cdn.example" }, "assets.origin", ""},
+		{"an image name twice", func(o *Options) { o.Images = append(o.Images, o.Images[0]) }, "images.web", ""},
+		{"an expiry in the past", func(o *Options) { o.ExpiresIn = -time.Hour }, "release.expiresAt", ""},
+		{"an unparseable reference", func(o *Options) { o.Images[0].Ref = "UPPER/case:x y" }, "", "input"},
+		{"a registry that is down", func(o *Options) { o.Images[0].Ref = downHost + "/store/web:v1" }, "", "unverified"},
+		// verify/registry decides whether a missing tag is invalid input or
+		// a could-not-verify; either way it is no refusal.
+		{"a tag that does not exist", func(o *Options) { o.Images[0].Ref = host + "/store/web:nope" }, "", "input|unverified"},
+		{"a missing asset directory", func(o *Options) { o.Assets.Dir = filepath.Join(dir, "nope") }, "", "asset"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,18 +193,37 @@ func TestManifestRefuses(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Manifest = %+v, want an error", m)
 			}
-			if tt.as != nil {
-				if !errors.As(err, tt.as) {
-					t.Errorf("Manifest = %v (%T), want a %T", err, err, tt.as)
+			var ve *manifest.ValidationError
+			var ae *assets.Error
+			got := "unverified"
+			switch {
+			case errors.As(err, &ae):
+				got = "asset"
+			case errors.As(err, &ve) && tt.kind == "":
+				if ve.Field != tt.field {
+					t.Errorf("Manifest = %v, want a *manifest.ValidationError naming %q", err, tt.field)
 				}
 				return
+			case isInputError(err):
+				got = "input"
 			}
-			var ve *manifest.ValidationError
-			if !errors.As(err, &ve) || ve.Field != tt.field {
-				t.Errorf("Manifest = %v, want a *manifest.ValidationError naming %q", err, tt.field)
+			if !slices.Contains(strings.Split(tt.kind, "|"), got) {
+				t.Errorf("Manifest = %v (%T): a %s error, want %s", err, err, got, tt.kind)
+			}
+			if tt.kind != "asset" && !strings.Contains(err.Error(), "image web") {
+				t.Errorf("Manifest = %v, want it to name the image", err)
 			}
 		})
 	}
+}
+
+// isInputError reports whether err says the input is wrong (exit 2): a
+// *manifest.ValidationError, or an error with InvalidInput() true, as
+// verify/registry's reference errors have.
+func isInputError(err error) bool {
+	var ve *manifest.ValidationError
+	var in interface{ InvalidInput() bool }
+	return errors.As(err, &ve) || errors.As(err, &in) && in.InvalidInput()
 }
 
 func TestParseImage(t *testing.T) {

@@ -3,20 +3,16 @@ package app
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"strconv"
 
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
 	"github.com/lockstep-dev/lockstep/internal/termbar"
-	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
 	"github.com/lockstep-dev/lockstep/manifest/record"
-	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
 func recordCommand() *cli.Command {
@@ -103,7 +99,6 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 		CDN:       c.StringSlice("cdn"),
 		Origin:    c.String("origin"),
 		ExpiresIn: c.Duration("expires-in"),
-		Registry:  recordRegistryOptions(),
 		Logger:    logger(c),
 	}
 	if len(opts.Assets.Lists) > 0 && opts.Assets.Dir == "" {
@@ -147,17 +142,6 @@ func sourceOverride(c *cli.Context) *manifest.BuildSource {
 		}
 	}
 	return s
-}
-
-// recordRegistryOptions puts go-containerregistry on the shared transport, with
-// its own retryer set to the shared policy.
-func recordRegistryOptions() registry.Options {
-	p := transport.DefaultPolicy()
-	return registry.Options{Remote: []remote.Option{
-		remote.WithTransport(transport.New(p).Transport()),
-		remote.WithRetryBackoff(remote.Backoff{Duration: p.BaseDelay, Factor: 2, Jitter: 1, Steps: p.MaxAttempts, Cap: p.MaxDelay}),
-		remote.WithRetryStatusCodes(http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
-	}}
 }
 
 // writeRecorded writes m's canonical encoding to path atomically, and its

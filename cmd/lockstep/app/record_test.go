@@ -1,6 +1,7 @@
 package app
 
 import (
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,6 +64,9 @@ func TestRecord(t *testing.T) {
 	}
 
 	// Failures exit with their code and leave the output file as it was.
+	down := httptest.NewServer(nil)
+	downHost := strings.TrimPrefix(down.URL, "http://")
+	down.Close()
 	before, _ := os.ReadFile(outFile)
 	mustNil(t, os.Symlink("/etc/hostname", filepath.Join(dir, "escape")))
 	tests := []struct {
@@ -72,7 +76,7 @@ func TestRecord(t *testing.T) {
 		err  string
 	}{
 		{"a symlink out of the assets", base, 2, "leaves the asset directory"},
-		{"a tag that is not there", []string{"record", "--release", "r", "--generation", "1", "--image", "web=" + reg.Ref("store/web:nope")}, 3, "pinning image web"},
+		{"a registry that is down", []string{"record", "--release", "r", "--generation", "1", "--image", "web=" + downHost + "/store/web:v1"}, 3, "pinning image web"},
 		{"generation 0", []string{"record", "--release", "r", "--generation", "0", "--image", "web=" + reg.Ref("store/web:v1")}, 2, "--generation"},
 		{"generation auto is not yet", []string{"record", "--release", "r", "--generation", "auto", "--image", "web=" + reg.Ref("store/web:v1")}, 2, "--generation"},
 		{"an image without a name", []string{"record", "--release", "r", "--generation", "1", "--image", reg.Ref("store/web:v1")}, 2, "NAME=REF"},

@@ -153,6 +153,9 @@ func writeRecorded(c *cli.Context, m *manifest.Manifest, path string) error {
 	}
 	d := manifest.SHA256(b)
 	if path == "" {
+		if termbar.IsTerminal(c.App.Writer) {
+			b = append(b, '\n') // for the prompt; a pipe or file gets the exact bytes
+		}
 		_, err := c.App.Writer.Write(b)
 		return err
 	}

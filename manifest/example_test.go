@@ -43,3 +43,34 @@ func ExampleParse() {
 	// 3 assets, fingerprint sha256:a2f725bee5d0ba954bda4b9ef934db0cd057a8eb0e6026ed11e2f0bd6b7fc3c8
 	// assets.files[0].path
 }
+
+// Compare two releases: what changed, and whether the new one may follow
+// the old. Here a tag was re-pushed between them.
+func ExampleDiff() {
+	old, _, err := manifest.ReadFile("testdata/release-v1.json")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	new, _, err := manifest.ReadFile("testdata/release-v2.json")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := manifest.Diff(old, new)
+	for _, ic := range c.Images {
+		fmt.Println(ic.Change, ic.Name, "tag moved:", ic.TagMoved)
+	}
+	fmt.Println(len(c.Assets.Added), "added,", len(c.Assets.Removed), "removed,", len(c.Assets.Changed), "changed")
+	for _, p := range c.Refusals() {
+		fmt.Println("refused:", p.Kind, p.Subject)
+	}
+	fmt.Println("refusals with web allowed:", len(c.Refusals("web")))
+	// Output:
+	// added api tag moved: false
+	// changed web tag moved: true
+	// removed worker tag moved: false
+	// 1 added, 1 removed, 1 changed
+	// refused: tag-moved web
+	// refusals with web allowed: 0
+}

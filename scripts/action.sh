@@ -56,6 +56,7 @@ if [ -z "$lockstep" ]; then
   lockstep="$bindir/lockstep"
 fi
 
+mkdir -p "$(dirname "$output")" || fail 2 "lockstep record" "cannot create the directory of $output"
 args=(record --release "$release" --generation "$generation" --output "$output")
 while IFS= read -r v; do args+=(--image "$v"); done < <(lines "${INPUT_IMAGES:-}")
 [ -n "${INPUT_ASSETS:-}" ] && args+=(--assets "$INPUT_ASSETS")

@@ -131,9 +131,9 @@ func TestAction(t *testing.T) {
 
 	t.Run("follows the previous release", func(t *testing.T) {
 		prev := filepath.Join(work, "release.json")
-		in := copyInputs(inputs, "GENERATION", "4", "OUTPUT", "next.json", "PREVIOUS", prev)
+		in := copyInputs(inputs, "GENERATION", "4", "OUTPUT", "out/next.json", "PREVIOUS", prev)
 		r := runAction(t, bin, work, in)
-		if r.code != 0 || !strings.Contains(r.output, "manifest=next.json") || !strings.Contains(r.summary, "NEW can follow OLD") {
+		if r.code != 0 || !strings.Contains(r.output, "manifest=out/next.json") || !strings.Contains(r.summary, "NEW can follow OLD") {
 			t.Errorf("action.sh with a previous release: exit %d, output %q\nsummary:\n%s\nstderr:\n%s", r.code, r.output, r.summary, r.stderr)
 		}
 	})

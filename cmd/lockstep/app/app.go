@@ -41,13 +41,23 @@ func New() *cli.App {
 			return cli.ShowAppHelp(c)
 		},
 		Commands: []*cli.Command{
-			versionCommand(),
-			publishCommand(), statusCommand(), rollbackCommand(), gcCommand(),
-			admitCommand(),
-			cdnCommand(),
-			webhookCommand(),
-			signCommand(), manifestCommand(),
+			// The CI step.
 			pinCommand(),
+			recordCommand(),
+			manifestCommand(),
+			cdnCommand(),
+			signCommand(),
+			// The store.
+			publishCommand(),
+			statusCommand(),
+			rollbackCommand(),
+			gcCommand(),
+			// The gates.
+			admitCommand(),
+			webhookCommand(),
+			// The rest.
+			demoCommand(),
+			versionCommand(),
 		},
 	}
 	requireFlags(a.Commands, a.Name)

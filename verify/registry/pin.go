@@ -63,6 +63,18 @@ type Options struct {
 	Logger *slog.Logger
 	// Remote are extra go-containerregistry options, applied last.
 	Remote []remote.Option
+	// Verifier, if set, verifies every image as soon as it is pinned, e.g.
+	// its cosign signatures (*imagesig.Verifier). A refusal (an error that
+	// verify.IsMismatch) is returned like a moved tag, joined, with the
+	// complete Result (see Result.Refusals); any other error is a failure
+	// of that reference, as a registry's would be.
+	Verifier Verifier
+}
+
+// Verifier verifies pinned images; *imagesig.Verifier is one. Verify is
+// called concurrently, one image at a time, with the image as pinned.
+type Verifier interface {
+	Verify(ctx context.Context, images []manifest.Image) error
 }
 
 // Request names one image to pin: its role in the release and its
@@ -103,6 +115,10 @@ type Result struct {
 	// request whose tag now names another digest, and tags that moved
 	// since opt.Previous or opt.Known.
 	Moved []MovedTag
+	// Refusals holds, with opt.Verifier, the verifier's refusal of each
+	// image (in the order of Images), nil for an image it accepted. Without
+	// a Verifier it is nil.
+	Refusals []error
 }
 
 // Resolve resolves every request, at most opt.Concurrency at once. For an
@@ -117,7 +133,8 @@ type Result struct {
 // package documentation) and all are returned joined, in input order; the
 // first *verify.UnavailableError stops the references not yet started.
 // Moved tags that opt.AllowMoved does not name are a *MovedTagError,
-// returned with the complete Result.
+// returned with the complete Result; so are opt.Verifier's refusals,
+// joined after it.
 func Resolve(ctx context.Context, reqs []Request, opt Options) (*Result, error) {
 	refs := make([]reference, len(reqs))
 	var errs []error
@@ -149,6 +166,10 @@ func Resolve(ctx context.Context, reqs []Request, opt Options) (*Result, error) 
 	out := make([]manifest.Image, len(reqs))
 	moved := make([]*MovedTag, len(reqs))
 	perr := make([]error, len(reqs))
+	var refusals []error
+	if opt.Verifier != nil {
+		refusals = make([]error, len(reqs))
+	}
 	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
 	for i := range reqs {
@@ -167,6 +188,11 @@ func Resolve(ctx context.Context, reqs []Request, opt Options) (*Result, error) 
 				role = reqs[i].Ref
 			}
 			im, mt, err := p.pin(ctx, role, refs[i])
+			if err == nil && opt.Verifier != nil {
+				if err = opt.Verifier.Verify(ctx, []manifest.Image{*im}); verify.IsMismatch(err) {
+					refusals[i], err = err, nil
+				}
+			}
 			if err != nil {
 				perr[i] = err
 				if verify.IsUnavailable(err) {
@@ -194,14 +220,18 @@ func Resolve(ctx context.Context, reqs []Request, opt Options) (*Result, error) 
 	if err := errors.Join(perr...); err != nil {
 		return nil, err
 	}
-	res := &Result{Images: out, Moved: []MovedTag{}}
+	res := &Result{Images: out, Moved: []MovedTag{}, Refusals: refusals}
 	for _, m := range moved {
 		if m != nil {
 			res.Moved = append(res.Moved, *m)
 		}
 	}
 	res.Moved = append(res.Moved, Moved(previous(opt), out, opt.AllowMoved)...)
-	return res, p.refuse(res.Moved)
+	err = p.refuse(res.Moved)
+	if r := errors.Join(refusals...); r != nil {
+		err = errors.Join(err, r)
+	}
+	return res, err
 }
 
 type pinner struct {

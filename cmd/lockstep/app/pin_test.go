@@ -112,8 +112,17 @@ func TestPinJSON(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	got := strings.ReplaceAll(out, host, "REGISTRY")
-	golden := filepath.Join("testdata", "pin.json.golden")
+	checkGolden(t, "pin.json.golden", strings.ReplaceAll(out, host, "REGISTRY"))
+	var r pinReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Images) != 2 || len(r.Images[1].Platforms) != 2 {
+		t.Errorf("JSON does not decode to two images, the index with two platforms: %v", err)
+	}
+}
+
+// checkGolden compares got with testdata/name, which -update rewrites.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
 	if *update {
 		os.MkdirAll("testdata", 0o755)
 		os.WriteFile(golden, []byte(got), 0o644)
@@ -123,11 +132,7 @@ func TestPinJSON(t *testing.T) {
 		t.Fatalf("%v (run go test -update)", err)
 	}
 	if got != string(want) {
-		t.Errorf("pin --format json =\n%s\nwant (%s)\n%s", got, golden, want)
-	}
-	var r pinReport
-	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Images) != 2 || len(r.Images[1].Platforms) != 2 {
-		t.Errorf("JSON does not decode to two images, the index with two platforms: %v", err)
+		t.Errorf("output =\n%s\nwant (%s)\n%s", got, golden, want)
 	}
 }
 

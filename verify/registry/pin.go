@@ -61,7 +61,9 @@ type Options struct {
 	Cache string
 	// Logger receives debug and warning messages (default: none).
 	Logger *slog.Logger
-	// Remote are extra go-containerregistry options, applied last.
+	// Remote are extra go-containerregistry options, applied last (a
+	// WithTransport there replaces Client's Transport, and with it the
+	// retry budget's earnings: ggcrretry.Options).
 	Remote []remote.Option
 	// Verifier, if set, verifies every image as soon as it is pinned, e.g.
 	// its cosign signatures (*imagesig.Verifier). A refusal (an error that

@@ -2,7 +2,8 @@
 // lockstep's network policy: its requests go through a transport.Client's
 // Transport (per-host cap, rate limit, timeouts, TLS recording) and its own
 // retryer takes the policy's attempts, backoff, statuses and retryable
-// errors. It is the one go-containerregistry adapter: verify/registry,
+// errors, under the client's retry budget. It is the one
+// go-containerregistry adapter: verify/registry,
 // verify/imagesig's callers and the CLI all take their options from it.
 //
 //	img, err := remote.Image(ref, ggcrretry.Options(client)...)
@@ -30,15 +31,19 @@ import (
 //     retries (timeouts, resets, refused or aborted connections, an EOF
 //     before the response, temporary DNS failures); never a TLS failure, a
 //     *transport.LoopError, or an attempt whose context was cancelled or
-//     expired (go-containerregistry's retryer does not watch the context).
+//     expired (go-containerregistry's retryer does not watch the context);
+//     and a retry only while the client's retry budget allows it
+//     (Client.SpendRetry; every answer that needs no retry earns it back,
+//     Client.EarnRetry), so go-containerregistry's retries share the
+//     budget of the client's own requests.
 func Options(c *transport.Client) []remote.Option {
 	pol := c.Policy()
 	return []remote.Option{
-		remote.WithTransport(stopWhenDone{c.Transport()}),
+		remote.WithTransport(budgeted{c}),
 		remote.WithUserAgent(pol.UserAgent),
 		remote.WithRetryBackoff(Backoff(pol)),
 		remote.WithRetryStatusCodes(transport.RetryableStatuses()...),
-		remote.WithRetryPredicate(retryable),
+		remote.WithRetryPredicate(func(err error) bool { return retryable(err) && c.SpendRetry() }),
 	}
 }
 
@@ -69,17 +74,22 @@ func retryable(err error) bool {
 	return transport.RetryableError(err)
 }
 
-// stopWhenDone marks the failure of a request whose context has ended, so
-// that the predicate does not retry it: go-containerregistry's retryer
-// would otherwise sleep and try again (transport.RetryableError counts an
+// budgeted is the client's Transport as go-containerregistry's retryer
+// sees it: an answer that needs no retry earns the budget back, and the
+// failure of a request whose context has ended is marked, so that the
+// predicate does not retry it (go-containerregistry's retryer would
+// otherwise sleep and try again: transport.RetryableError counts an
 // expired deadline as retryable, since a transport.Client checks the
 // caller's context itself).
-type stopWhenDone struct{ rt http.RoundTripper }
+type budgeted struct{ c *transport.Client }
 
-func (s stopWhenDone) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := s.rt.RoundTrip(r)
-	if err != nil && r.Context().Err() != nil {
+func (b budgeted) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := b.c.Transport().RoundTrip(r)
+	switch {
+	case err != nil && r.Context().Err() != nil:
 		return nil, &doneError{err}
+	case err == nil && !transport.RetryableStatus(resp.StatusCode):
+		b.c.EarnRetry()
 	}
 	return resp, err
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -144,29 +145,44 @@ func retryStatusError(t *testing.T, code int) error {
 	return seen
 }
 
-// TestRetries: through a registry, the retried statuses are retried up to
-// MaxAttempts and a 500 is not; a cancelled request is not retried.
-func TestRetries(t *testing.T) {
+// failingRegistry is an in-memory registry holding app:v1 whose manifest
+// GETs answer the status in code while fail is positive (each such answer
+// decrements it); manifests counts manifest GETs.
+type failingRegistry struct {
+	ref                   name.Reference
+	fail, code, manifests atomic.Int64
+}
+
+func newFailingRegistry(t *testing.T) *failingRegistry {
+	t.Helper()
 	reg := registry.New()
-	var fail, manifests atomic.Int64
-	var code atomic.Int64
+	f := &failingRegistry{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.URL.Path, "/manifests/") && r.Method == http.MethodGet {
-			manifests.Add(1)
-			if fail.Add(-1) >= 0 {
-				w.WriteHeader(int(code.Load()))
+			f.manifests.Add(1)
+			if f.fail.Add(-1) >= 0 {
+				w.WriteHeader(int(f.code.Load()))
 				return
 			}
 		}
 		reg.ServeHTTP(w, r)
 	}))
-	defer srv.Close()
-	ref, _ := name.ParseReference(strings.TrimPrefix(srv.URL, "http://") + "/app:v1")
+	t.Cleanup(srv.Close)
+	f.ref, _ = name.ParseReference(strings.TrimPrefix(srv.URL, "http://") + "/app:v1")
 	img, _ := random.Image(64, 1)
-	c := transport.New(transport.Policy{MaxAttempts: 4, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond})
-	if err := remote.Write(ref, img, Options(c)...); err != nil {
+	if err := remote.Write(f.ref, img); err != nil {
 		t.Fatal(err)
 	}
+	return f
+}
+
+// fast is the default policy with millisecond backoff.
+var fast = transport.Policy{MaxAttempts: 4, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}
+
+// TestRetries: through a registry, the retried statuses are retried up to
+// MaxAttempts and a 500 is not; a cancelled request is not retried.
+func TestRetries(t *testing.T) {
+	f := newFailingRegistry(t)
 	for _, tt := range []struct {
 		code, fails int
 		ok          bool
@@ -177,18 +193,54 @@ func TestRetries(t *testing.T) {
 		{http.StatusTooManyRequests, 1, true, 2},
 		{http.StatusInternalServerError, 1, false, 1},
 	} {
-		code.Store(int64(tt.code))
-		fail.Store(int64(tt.fails))
-		manifests.Store(0)
-		_, err := remote.Get(ref, Options(c)...)
-		if (err == nil) != tt.ok || manifests.Load() != tt.gets {
-			t.Errorf("Get through %d × %d: err %v after %d GETs, want ok=%t after %d", tt.fails, tt.code, err, manifests.Load(), tt.ok, tt.gets)
+		f.code.Store(int64(tt.code))
+		f.fail.Store(int64(tt.fails))
+		f.manifests.Store(0)
+		_, err := remote.Get(f.ref, Options(transport.New(fast))...) // a fresh budget
+		if (err == nil) != tt.ok || f.manifests.Load() != tt.gets {
+			t.Errorf("Get through %d × %d: err %v after %d GETs, want ok=%t after %d", tt.fails, tt.code, err, f.manifests.Load(), tt.ok, tt.gets)
 		}
 	}
-	fail.Store(0)
+	f.fail.Store(0)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := remote.Get(ref, append(Options(c), remote.WithContext(ctx))...); !errors.Is(err, context.Canceled) {
+	if _, err := remote.Get(f.ref, append(Options(transport.New(fast)), remote.WithContext(ctx))...); !errors.Is(err, context.Canceled) {
 		t.Errorf("Get with a cancelled context = %v, want context.Canceled", err)
+	}
+}
+
+// TestBudget: go-containerregistry's retries spend the client's retry
+// budget: against a registry that keeps failing, the first request makes
+// its retries and the next ones fail fast, also those of another caller
+// of the same client; good answers earn the budget back.
+func TestBudget(t *testing.T) {
+	f := newFailingRegistry(t)
+	f.code.Store(http.StatusServiceUnavailable)
+	c := transport.New(fast)
+	f.fail.Store(1 << 30)
+	var gets []int64
+	for range 4 {
+		f.manifests.Store(0)
+		if _, err := remote.Get(f.ref, Options(c)...); err == nil {
+			t.Fatal("Get through 503s succeeded")
+		}
+		gets = append(gets, f.manifests.Load())
+	}
+	// 10 tokens: the first request's 4 failures leave 6; each request's
+	// ping (a good answer) earns 0.1, so the second request may retry once
+	// (5.1 > 5) and then no more.
+	if want := []int64{4, 2, 1, 1}; fmt.Sprint(gets) != fmt.Sprint(want) {
+		t.Errorf("manifest GETs of four requests to a failing registry = %v, want %v (4 retries, then the budget is spent)", gets, want)
+	}
+	f.fail.Store(0)
+	for range 40 { // a ping and a HEAD each: 80 good answers earn 8 tokens back
+		if _, err := remote.Head(f.ref, Options(c)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.fail.Store(1)
+	f.manifests.Store(0)
+	if _, err := remote.Get(f.ref, Options(c)...); err != nil || f.manifests.Load() != 2 {
+		t.Errorf("after good answers, Get through one 503 = %v after %d GETs, want a retry", err, f.manifests.Load())
 	}
 }

@@ -24,12 +24,18 @@ func sourceFlags() []cli.Flag {
 
 // sourceFromFlags builds the manifest source the flags name.
 func sourceFromFlags(c *cli.Context) (manifest.Source, error) {
+	return sourceWithClient(c, transport.New(transport.DefaultPolicy()))
+}
+
+// sourceWithClient is sourceFromFlags with a manifest URL fetched through
+// client (so that the caller's TLS report and request count include it).
+func sourceWithClient(c *cli.Context, client *transport.Client) (manifest.Source, error) {
 	path, url := c.String("manifest"), c.String("store")
 	switch {
 	case path != "" && url != "":
 		return nil, usage(fmt.Errorf("--manifest and --store are exclusive"))
 	case strings.HasPrefix(path, "https://") || strings.HasPrefix(path, "http://"):
-		src, err := remote.New(path, transport.New(transport.DefaultPolicy()))
+		src, err := remote.New(path, client)
 		if err != nil {
 			return nil, usage(err)
 		}

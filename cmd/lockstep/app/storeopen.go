@@ -137,14 +137,15 @@ func stateFlags() []cli.Flag {
 // flags name (sourceFromFlags), wrapped for the --max-age fallback to the
 // state's cache, and the state, which the consumer hands to admission.Check
 // as its Guard (Check refuses a rollback, Accept records an admission).
-func trustedSourceFromFlags(c *cli.Context) (*trusted.Source, *trusted.State, error) {
+// A manifest URL is fetched through client.
+func trustedSourceFromFlags(c *cli.Context, client *transport.Client) (*trusted.Source, *trusted.State, error) {
 	if c.Duration("max-age") < 0 {
 		return nil, nil, usage(fmt.Errorf("--max-age must not be negative"))
 	}
 	if c.Duration("max-age") > 0 && c.String("store") == "" {
 		return nil, nil, usage(fmt.Errorf("--max-age needs --store URL --release NAME: it bounds the cache of a store's channel"))
 	}
-	src, err := sourceFromFlags(c)
+	src, err := sourceWithClient(c, client)
 	if err != nil {
 		return nil, nil, err
 	}

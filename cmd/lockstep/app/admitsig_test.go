@@ -63,6 +63,11 @@ func TestAdmitImageSignature(t *testing.T) {
 		}
 	}
 
+	code, out, _ := run(t, append(args(embedded, "--require-image-signature"), "--format", "text")...)
+	if code != 0 || !strings.Contains(out, "signature image web: from the manifest's embedded material (no registry request)") {
+		t.Errorf("text report: exit %d, want a line saying the signatures came from the manifest\n%s", code, out)
+	}
+
 	// Embedded material needs no registry; the fallback does.
 	r.Reg.Server.Close()
 	if code, out, errOut := run(t, args(embedded, "--require-image-signature")...); code != 0 {

@@ -18,7 +18,7 @@ import (
 
 // gateConfig is admission.Config as `lockstep admit --key cosign.pub
 // --require-image-signature --platform linux/amd64` builds it.
-func gateConfig(t *testing.T, r *sigtest.Release, path string, requireEmbedded bool) admission.Config {
+func gateConfig(t testing.TB, r *sigtest.Release, path string, requireEmbedded bool) admission.Config {
 	t.Helper()
 	mv, err := signature.NewVerifier(signature.Options{Key: r.Key})
 	if err != nil {
@@ -194,5 +194,34 @@ func TestImageSignaturesRegistryFallback(t *testing.T) {
 	d = admission.Check(context.Background(), gateConfig(t, r, path, false))
 	if d.Allowed || !d.Unverified || !d.Has(admission.KindDependencyUnreachable) {
 		t.Errorf("registry down: Allowed %v, Unverified %v; want refused as could-not-verify\n%s", d.Allowed, d.Unverified, dump(d))
+	}
+}
+
+// BenchmarkCheckImageSignatures is the boot gate's cost of
+// --require-image-signature from embedded material (no cache, so every
+// check verifies), against the same check without it.
+func BenchmarkCheckImageSignatures(b *testing.B) {
+	r := sigtest.NewRelease(b, nil, "index", "linux/amd64", "linux/arm64")
+	path := r.WriteManifest(b, r.Embed(b, r.Key, imagesig.Policy{}))
+	for _, required := range []bool{false, true} {
+		name := "without"
+		if required {
+			name = "embedded"
+		}
+		b.Run(name, func(b *testing.B) {
+			cfg := gateConfig(b, r, path, false)
+			if !required {
+				cfg.ImageSignatures = nil
+			}
+			before := r.Reg.Requests()
+			for b.Loop() {
+				if d := admission.Check(context.Background(), cfg); !d.Allowed {
+					b.Fatalf("refused:\n%s", dump(d))
+				}
+			}
+			if n := r.Reg.Requests() - before; n != 0 {
+				b.Fatalf("%d registry requests", n)
+			}
+		})
 	}
 }

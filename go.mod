@@ -21,6 +21,7 @@ require (
 	github.com/sigstore/sigstore/pkg/signature/kms/aws v1.10.3
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/net v0.48.0
+	golang.org/x/term v0.38.0
 	golang.org/x/text v0.32.0
 	golang.org/x/time v0.14.0
 	google.golang.org/protobuf v1.36.11
@@ -156,7 +157,6 @@ require (
 	golang.org/x/oauth2 v0.33.0 // indirect
 	golang.org/x/sync v0.19.0 // indirect
 	golang.org/x/sys v0.39.0 // indirect
-	golang.org/x/term v0.38.0 // indirect
 	golang.org/x/tools v0.39.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20251022142026-3a174f9686a8 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20251213004720-97cd9d5aeac2 // indirect

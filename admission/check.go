@@ -93,6 +93,15 @@ type Config struct {
 	// Guard, if set, refuses rolled-back generations and records the
 	// accepted one (not in a dry run).
 	Guard GenerationGuard
+	// ImageSignatures, when set (--require-image-signature), verifies the
+	// cosign signatures of the manifest image the instance runs: from the
+	// material embedded in the manifest when it embeds any for the image
+	// (no registry request), else from the registry (Decision.ImageSignature
+	// says which). RequireEmbeddedSignatures refuses instead of reading the
+	// registry. A missing or wrong signature refuses (image-signature-invalid);
+	// a registry that cannot be reached is dependency-unreachable.
+	ImageSignatures           ImageVerifier
+	RequireEmbeddedSignatures bool
 
 	// Image is the manifest image role the instance runs; empty means the
 	// manifest's only image.
@@ -128,7 +137,10 @@ type Config struct {
 	// outlives it, and reaching it is a refusal.
 	Timeout time.Duration
 	// TLSWarning is how close to expiry a certificate is reported
-	// (DefaultTLSWarning when zero).
+	// (DefaultTLSWarning when zero): every TLS endpoint Client touched
+	// during the check (manifest URL, probes, CDN, registry) within it is
+	// a tls-expiring warning; an expired certificate refuses (tls-expiring)
+	// and one that did not verify refuses (tls-invalid).
 	TLSWarning time.Duration
 	// DryRun decides without changing state: the Guard is not advanced.
 	DryRun bool
@@ -140,9 +152,13 @@ type Config struct {
 	Rand *rand.Rand
 }
 
+// DefaultPlatform is the platform of a check that names none: this
+// binary's, runtime.GOOS/runtime.GOARCH.
+func DefaultPlatform() string { return runtime.GOOS + "/" + runtime.GOARCH }
+
 func (c Config) withDefaults() Config {
 	if c.Platform == "" {
-		c.Platform = runtime.GOOS + "/" + runtime.GOARCH
+		c.Platform = DefaultPlatform()
 	}
 	if c.Client == nil {
 		c.Client = transport.New(transport.DefaultPolicy())
@@ -319,18 +335,28 @@ func (c *checker) run(ctx context.Context) {
 	c.setStep("comparing the running digest")
 	c.image(m, obs, oErr)
 
+	if m != nil && cfg.ImageSignatures != nil {
+		c.setStep("verifying image signatures")
+		c.imageSignatures(ctx, m)
+	}
+
 	c.setStep("mapping the served assets")
 	served := c.served(m, pages, pErrs)
+
+	var tlsFailed map[string]string
+	if m != nil {
+		c.setStep("checking assets on the CDN")
+		tlsFailed = c.cdn(ctx, m, served)
+	}
+
+	// Every endpoint touched counts, also when the manifest could not be
+	// fetched (its URL's certificate may be why).
+	c.setStep("checking certificates")
+	c.certificates(tlsFailed)
 
 	if m == nil {
 		return
 	}
-	c.setStep("checking assets on the CDN")
-	c.cdn(ctx, m, served)
-
-	c.setStep("checking certificates")
-	c.certificates()
-
 	if cfg.Guard != nil && !cfg.DryRun && c.allowed() && ctx.Err() == nil {
 		c.setStep("recording the accepted generation")
 		if err := cfg.Guard.Accept(ctx, signed); err != nil {
@@ -459,14 +485,21 @@ func (c *checker) image(m *manifest.Manifest, o *running.Observation, err error)
 	c.update(func(d *Decision) { d.Match = match })
 }
 
+// lookupImage returns the image role name of m; "" is m's only image.
+func lookupImage(m *manifest.Manifest, name string) (*manifest.Image, bool) {
+	if name == "" && len(m.Images) == 1 {
+		return &m.Images[0], true
+	}
+	return m.Image(name)
+}
+
 // pickImage returns the manifest image to compare with.
 func (c *checker) pickImage(m *manifest.Manifest) (*manifest.Image, bool) {
 	name := c.cfg.Image
-	if name == "" && len(m.Images) == 1 {
-		c.update(func(d *Decision) { d.Image = m.Images[0].Name })
-		return &m.Images[0], true
-	}
-	if im, ok := m.Image(name); ok {
+	if im, ok := lookupImage(m, name); ok {
+		if name == "" {
+			c.update(func(d *Decision) { d.Image = im.Name })
+		}
 		return im, true
 	}
 	var names []string
@@ -607,8 +640,10 @@ func hostAllowed(rawURL string, allow []string) bool {
 	return false
 }
 
-// cdn checks the served assets (and the sample) on the CDN.
-func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served []string) {
+// cdn checks the served assets (and the sample) on the CDN. Assets that
+// failed on TLS make no finding of their own: it returns their hosts
+// (with a reason), for certificates to report once per endpoint.
+func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served []string) (tlsFailed map[string]string) {
 	cfg := c.cfg
 	var known, unknown []string
 	isServed := map[string]bool{}
@@ -649,6 +684,15 @@ func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served []string
 		} else {
 			c.update(func(d *Decision) { d.CDNChecked += len(rep.Results) })
 			for _, r := range rep.Results {
+				if r.Status == cdn.StatusTLS {
+					if u, err := url.Parse(r.URL); err == nil {
+						if tlsFailed == nil {
+							tlsFailed = map[string]string{}
+						}
+						tlsFailed[u.Host] = r.Reason
+						continue
+					}
+				}
 				if f := cdnFinding(r); f != nil {
 					c.add(*f)
 				}
@@ -656,6 +700,7 @@ func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served []string
 		}
 	}
 	wg.Wait()
+	return tlsFailed
 }
 
 // cdnFinding turns a CDN result into a finding (nil for ok). A status
@@ -723,17 +768,43 @@ func (c *checker) unlisted(ctx context.Context, m *manifest.Manifest, ids []stri
 	wg.Wait()
 }
 
-// certificates reports endpoints whose certificate expires soon.
-func (c *checker) certificates() {
+// certificates reports the certificate of every TLS endpoint the
+// client touched: one expired (tls-expiring) or that did not verify
+// (tls-invalid) refuses; one valid for at most TLSWarning more is a
+// tls-expiring warning. tlsFailed are hosts whose TLS failed without a
+// certificate to show (a handshake that failed before one was sent), with
+// why: each refuses as tls-invalid.
+func (c *checker) certificates(tlsFailed map[string]string) {
 	now := c.cfg.Now()
 	certs := c.cfg.Client.Certificates()
 	sort.Slice(certs, func(i, j int) bool { return certs[i].Host < certs[j].Host })
 	for _, cert := range certs {
+		delete(tlsFailed, cert.Host)
 		left := cert.NotAfter.Sub(now)
-		if left > c.cfg.TLSWarning {
+		notAfter := cert.NotAfter.UTC().Format(time.RFC3339)
+		f := Finding{Kind: KindTLSExpiring, Subject: cert.Host, Got: notAfter}
+		switch {
+		case left <= 0:
+			f.Want = "a certificate valid at " + now.UTC().Format(time.RFC3339)
+			f.Message = fmt.Sprintf("the certificate of %s (%s) expired at %s", cert.Host, cert.Subject, notAfter)
+		case cert.Error != "":
+			f.Kind, f.Got = KindTLSInvalid, cert.Error
+			f.Message = fmt.Sprintf("the certificate of %s (%s) does not verify: %s", cert.Host, cert.Subject, cert.Error)
+		case left <= c.cfg.TLSWarning:
+			f.Severity = Warn
+			f.Want = "valid for more than " + c.cfg.TLSWarning.String()
+			f.Message = fmt.Sprintf("the certificate of %s (%s) expires in %s, at %s", cert.Host, cert.Subject, left.Round(time.Hour), notAfter)
+		default:
 			continue
 		}
-		c.add(Finding{Kind: KindTLSExpiring, Severity: Warn, Subject: cert.Host, Got: cert.NotAfter.UTC().Format(time.RFC3339),
-			Message: fmt.Sprintf("the certificate of %s (%s) expires in %s", cert.Host, cert.Subject, left.Round(time.Hour))})
+		c.add(f)
+	}
+	hosts := make([]string, 0, len(tlsFailed))
+	for h := range tlsFailed {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(hosts)
+	for _, h := range hosts {
+		c.add(Finding{Kind: KindTLSInvalid, Subject: h, Got: tlsFailed[h], Message: fmt.Sprintf("TLS with %s failed: %s", h, tlsFailed[h])})
 	}
 }

@@ -28,6 +28,7 @@ const (
 	KindDependencyUnreachable Kind = "dependency-unreachable"
 	KindCDNLoop               Kind = "cdn-loop"
 	KindTLSExpiring           Kind = "tls-expiring"
+	KindTLSInvalid            Kind = "tls-invalid"
 	// KindInternalError is a bug in lockstep (a recovered panic): the
 	// instance is refused, as for any error.
 	KindInternalError Kind = "internal-error"
@@ -99,6 +100,12 @@ type Decision struct {
 	Running       *running.Observation `json:"running,omitempty"`
 	RunningDigest manifest.Digest      `json:"runningDigest,omitzero"`
 	Match         string               `json:"match,omitempty"`
+
+	// ImageSignature says where the image's signatures were verified
+	// from, when they are required: "embedded" (the manifest's material
+	// alone, no registry request) or "registry" (the manifest embeds none
+	// for the image).
+	ImageSignature string `json:"imageSignature,omitempty"`
 
 	// Served are the asset IDs the probed pages reference, sorted;
 	// ServedFingerprint is manifest.Fingerprint over them (an ID the

@@ -96,8 +96,9 @@ type Assets struct {
 	Origin string `json:"origin,omitempty"`
 	// Files is sorted by Path, each Path once.
 	Files []File `json:"files"`
-	// Fingerprint is Fingerprint(Files).
-	Fingerprint Digest `json:"fingerprint"`
+	// Fingerprint is Fingerprint(Files); it is left out of a manifest
+	// without files.
+	Fingerprint Digest `json:"fingerprint,omitzero"`
 }
 
 // File is one static asset.

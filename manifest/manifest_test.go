@@ -92,3 +92,138 @@ func TestParseRefuses(t *testing.T) {
 		})
 	}
 }
+
+// A manifest with images and no assets has no fingerprint; its encoding
+// must parse (it used to write "fingerprint":"", which Parse refuses).
+func TestImagesOnlyRoundTrip(t *testing.T) {
+	m := testManifest()
+	m.Assets = Assets{CDN: []string{}, Files: []File{}}
+	b, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse(b); err != nil {
+		t.Errorf("Parse(Encode(an images-only manifest)) = %v\n%s", err, b)
+	}
+}
+
+// fieldMatches reports whether field is want, or, for a want ending in
+// "*", starts with the rest ("*" alone: any field, where the position in a
+// malformed document depends on how far the scanner got).
+func fieldMatches(field, want string) bool {
+	if p, ok := strings.CutSuffix(want, "*"); ok {
+		return strings.HasPrefix(field, p)
+	}
+	return field == want
+}
+
+// reasonMatches reports whether reason contains one of the |-separated
+// wants.
+func reasonMatches(reason, wants string) bool {
+	for _, w := range strings.Split(wants, "|") {
+		if strings.Contains(reason, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestParseNamesTheField is the table of every bad input the format
+// refuses; each error must be a *ValidationError naming the field.
+func TestParseNamesTheField(t *testing.T) {
+	good, err := testManifest().Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(good)
+	hex := func(c string) string { return strings.Repeat(c, 64) }
+	rep := func(old, new string) string {
+		if !strings.Contains(s, old) {
+			t.Fatalf("the test manifest has no %q", old)
+		}
+		return strings.Replace(s, old, new, 1)
+	}
+	withSource := rep(`"release":{`, `"release":{"source":{"commit":"a","repository":"r"},`)
+	tests := []struct {
+		name, doc, field, reason string
+	}{
+		// Unknown fields, at every depth, and other spellings of known ones.
+		{"unknown field at the top", rep(`"kind":`, `"extra":1,"kind":`), "extra", "unknown field"},
+		{"unknown field in release", rep(`"generation":`, `"extra":1,"generation":`), "release.extra", "unknown field"},
+		{"unknown field in source", strings.Replace(withSource, `"commit":"a"`, `"commit":"a","branch":"b"`, 1), "release.source.branch", "unknown field"},
+		{"unknown field in an image", rep(`"mediaType":`, `"extra":1,"mediaType":`), "images[0].extra", "unknown field"},
+		{"unknown field in a platform", rep(`"os":"linux"`, `"os":"linux","osVersion":"1"`), "images[0].platforms[0].osVersion", "unknown field"},
+		{"unknown field in assets", rep(`"cdn":`, `"extra":1,"cdn":`), "assets.extra", "unknown field"},
+		{"unknown field in a file", rep(`"path":"index.html"`, `"path":"index.html","mode":420`), "assets.files[1].mode", "unknown field"},
+		{"a key in another case", rep(`"kind":`, `"Kind":"x","kind":`), "Kind", "unknown field"},
+		{"a nested key in another case", rep(`"generation":7`, `"generation":7,"Generation":1`), "release.Generation", "unknown field"},
+		// Duplicate keys, at every depth.
+		{"duplicate key at the top", rep(`"kind":`, `"kind":"ReleaseManifest","kind":`), "kind", "duplicate key"},
+		{"duplicate key in release", rep(`"generation":7`, `"generation":7,"generation":8`), "release.generation", "duplicate key"},
+		{"duplicate key in source", strings.Replace(withSource, `"commit":"a"`, `"commit":"a","commit":"b"`, 1), "release.source.commit", "duplicate key"},
+		{"duplicate key in an image", rep(`"name":"web"`, `"name":"web","name":"api"`), "images[0].name", "duplicate key"},
+		{"duplicate key in a platform", rep(`"os":"linux"`, `"os":"linux","os":"linux"`), "images[0].platforms[0].os", "duplicate key"},
+		{"duplicate key in assets", rep(`"cdn":`, `"cdn":[],"cdn":`), "assets.cdn", "duplicate key"},
+		{"duplicate key in a file", rep(`"path":"index.html"`, `"path":"index.html","path":"other.html"`), "assets.files[1].path", "duplicate key"},
+		// The document as a whole.
+		{"trailing object", s + `{}`, "", "trailing data"},
+		{"trailing garbage", s + " x", "", "trailing data"},
+		{"a second document", s + "\n" + s, "", "trailing data"},
+		{"over MaxSize", s + strings.Repeat(" ", MaxSize), "", "limit"},
+		{"empty", "", "", "empty document|malformed JSON"},
+		{"truncated", s[:len(s)/2], "*", "malformed JSON"},
+		{"not an object", `[1]`, "", "not a JSON object"},
+		{"nested too deep", rep(`"cdn":["https://cdn.example/store/"]`, `"cdn":[`+strings.Repeat("[", 40)+strings.Repeat("]", 40)+`]`), "assets.cdn[0]*", "nested deeper"},
+		{"wrong version", rep(APIVersion, "lockstep.dev/v9"), "apiVersion", "not a known version"},
+		{"wrong kind", rep(`"kind":"ReleaseManifest"`, `"kind":"Release"`), "kind", "is not"},
+		// Digests: upper-case hex, wrong length, unknown algorithm.
+		{"upper-case image digest", rep(hex("1"), "A"+strings.Repeat("1", 63)), "images[0].digest", "upper-case"},
+		{"upper-case config digest", rep(hex("3"), strings.ToUpper("ab")+strings.Repeat("3", 62)), "images[0].platforms[0].config", "upper-case"},
+		{"short platform digest", rep(hex("2"), strings.Repeat("2", 63)), "images[0].platforms[0].digest", "wants 64 hex digits"},
+		{"long image digest", rep(hex("1"), strings.Repeat("1", 65)), "images[0].digest", "wants 64 hex digits"},
+		{"unknown algorithm", rep("sha256:"+hex("1"), "md5:"+strings.Repeat("1", 32)), "images[0].digest", "unknown algorithm"},
+		{"no algorithm", rep("sha256:"+hex("1"), hex("1")), "images[0].digest", "algorithm:hex"},
+		{"non-hex digest", rep(hex("1"), "g"+strings.Repeat("1", 63)), "images[0].digest", "not a hex digit"},
+		{"empty fingerprint", rep(`"fingerprint":"sha256:`, `"fingerprint":"","x":"`), "assets.fingerprint", "algorithm:hex"},
+		{"upper-case file hash", rep(hex("b"), strings.Repeat("B", 64)), "assets.files[1].sha256", "upper-case"},
+		{"short file hash", rep(hex("b"), strings.Repeat("b", 40)), "assets.files[1].sha256", "64 hex digits"},
+		// Asset paths.
+		{"absolute path", rep(`"index.html"`, `"/index.html"`), "assets.files[1].path", "absolute"},
+		{"dot-dot path", rep(`"index.html"`, `"../index.html"`), "assets.files[1].path", `".." segment`},
+		{"dot-dot inside a path", rep(`"index.html"`, `"x/../../index.html"`), "assets.files[1].path", `".." segment`},
+		{"dot segment", rep(`"index.html"`, `"./index.html"`), "assets.files[1].path", `"." segment`},
+		{"empty segment", rep(`"index.html"`, `"x//index.html"`), "assets.files[1].path", "empty segment"},
+		{"backslash", rep(`"index.html"`, `"x\\index.html"`), "assets.files[1].path", "backslash"},
+		{"control character", rep(`"index.html"`, `"index\u0007.html"`), "assets.files[1].path", "control character"},
+		{"newline", rep(`"index.html"`, `"index\n.html"`), "assets.files[1].path", "control character"},
+		{"non-NFC", rep(`"index.html"`, `"ze\u0301.html"`), "assets.files[1].path", "normal form C"},
+		{"empty path", rep(`"index.html"`, `""`), "assets.files[1].path", "empty"},
+		// The file list and its fingerprint.
+		{"unsorted files", rep(`"assets/app-1a2b.js"`, `"z.js"`), "assets.files[1].path", "not sorted"},
+		{"duplicate files", rep(`"index.html"`, `"assets/app-1a2b.js"`), "assets.files[1].path", "appears twice"},
+		{"wrong fingerprint", strings.Replace(s, testManifest().Assets.Fingerprint.Hex, hex("0"), 1), "assets.fingerprint", "the files give"},
+		{"negative size", rep(`"size":5`, `"size":-5`), "assets.files[1].size", "negative"},
+		// Other fields.
+		{"generation 0", rep(`"generation":7`, `"generation":0`), "release.generation", "at least 1"},
+		{"fractional generation", rep(`"generation":7`, `"generation":7.5`), "release.generation", "want int64"},
+		{"bad release name", rep(`"name":"store-web"`, `"name":"Store Web"`), "release.name", "lower-case"},
+		{"missing createdAt", rep(`"createdAt":"2021-04-05T12:00:00Z",`, ``), "release.createdAt", "required"},
+		{"expiry before creation", rep(`"createdAt":"2021-04-05T12:00:00Z"`, `"createdAt":"2021-04-05T12:00:00Z","expiresAt":"2021-04-05T11:00:00Z"`), "release.expiresAt", "not after"},
+		{"a CDN that is not http", rep(`"https://cdn.example/store/"`, `"ftp://cdn.example/"`), "assets.cdn[0]", "http"},
+		{"a CDN with a query", rep(`"https://cdn.example/store/"`, `"https://cdn.example/?a=1"`), "assets.cdn[0]", "query"},
+		{"an image without platforms", rep(`"platforms":[{`, `"platforms":[],"x":[{`), "images[0].x", "unknown field"},
+		{"a wrong type", rep(`"images":[`, `"images":[1,`), "images", "want manifest.Image"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := Parse([]byte(tt.doc))
+			ve, ok := err.(*ValidationError)
+			if !ok {
+				t.Fatalf("Parse = %+v, %v; want a *ValidationError", m, err)
+			}
+			if !fieldMatches(ve.Field, tt.field) || !reasonMatches(ve.Reason, tt.reason) {
+				t.Errorf("Parse: field %q, reason %q; want field %q, a reason containing %q", ve.Field, ve.Reason, tt.field, tt.reason)
+			}
+		})
+	}
+}

@@ -41,6 +41,9 @@ func Parse(data []byte) (*Manifest, error) {
 	dec.DisallowUnknownFields()
 	var m Manifest
 	if err := dec.Decode(&m); err != nil {
+		if fe := fieldError(data); fe != nil {
+			return nil, fe
+		}
 		return nil, decodeError(err)
 	}
 	if err := Validate(&m); err != nil {
@@ -164,6 +167,9 @@ func checkStructure(data []byte) error {
 				top.key = key
 				if _, dup := top.keys[key]; dup {
 					return invalid(path(), "duplicate key")
+				}
+				if err := checkKey(path(), key); err != nil {
+					return err
 				}
 				top.keys[key] = struct{}{}
 				expectKey = false

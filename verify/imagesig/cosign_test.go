@@ -52,7 +52,7 @@ func TestCosignSignedImages(t *testing.T) {
 	}
 	d, _ := img.Digest()
 	dref := ref.Context().Digest(d.String())
-	im := pin(t, "web", dref)
+	im := sigtest.Pin(t, "web", dref)
 	if err := verifier(imagesig.Policy{}).Verify(ctx, []manifest.Image{im}); !signature.IsUnsigned(err) {
 		t.Fatalf("Verify(before cosign signed) = %v, want unsigned", err)
 	}
@@ -81,7 +81,7 @@ func TestCosignSignedImages(t *testing.T) {
 	}
 	id, _ := idx.Digest()
 	idref := iref.Context().Digest(id.String())
-	iim := pin(t, "multi", idref)
+	iim := sigtest.Pin(t, "multi", idref)
 	sign(idref.String(), "--recursive=false")
 	if err := verifier(imagesig.Policy{}).Verify(ctx, []manifest.Image{iim}); classify(err) != unsigned {
 		t.Errorf("Verify(index signed at the top only, default policy) = %v, want unsigned platforms", err)

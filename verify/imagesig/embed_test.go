@@ -17,16 +17,16 @@ import (
 // from the manifest alone, sending zero requests to the registry.
 func TestEmbedded(t *testing.T) {
 	ctx := context.Background()
-	reg := newRegistry(t)
+	reg := sigtest.NewRegistry(t)
 	key := sigtest.Key(t)
-	idx, plats := pushIndex(t, reg, "app/multi", "v1")
+	idx, plats := reg.PushIndex(t, "app/multi", "v1")
 	for _, d := range plats {
 		sigtest.SignImage(t, d, key, nil, nil, nil)
 	}
 	sigtest.SignImage(t, idx, key, nil, nil, nil)
-	single := pushImage(t, reg, "app/worker", "v1")
+	single := reg.PushImage(t, "app/worker", "v1")
 	sigtest.SignImage(t, single, key, nil, nil, nil)
-	images := []manifest.Image{pin(t, "web", idx), pin(t, "worker", single)}
+	images := []manifest.Image{sigtest.Pin(t, "web", idx), sigtest.Pin(t, "worker", single)}
 
 	emb, err := keyVerifier(t, key, imagesig.Policy{}, nil).Embed(ctx, images)
 	if err != nil {
@@ -50,13 +50,13 @@ func TestEmbedded(t *testing.T) {
 		t.Fatalf("Parse(a manifest with embedded signatures) = %v", err)
 	}
 
-	before := reg.requests()
+	before := reg.Requests()
 	for _, p := range []imagesig.Policy{{}, {Index: imagesig.IndexOnly}, {Index: imagesig.IndexAndPlatforms}} {
 		if err := keyVerifier(t, key, p, nil).VerifyEmbedded(ctx, m); err != nil {
 			t.Errorf("VerifyEmbedded(policy %q) = %v", p.Index, err)
 		}
 	}
-	if n := reg.requests() - before; n != 0 {
+	if n := reg.Requests() - before; n != 0 {
 		t.Errorf("VerifyEmbedded sent %d requests to the registry, want 0", n)
 	}
 
@@ -115,8 +115,8 @@ func TestEmbedded(t *testing.T) {
 	}
 
 	// Embedding refuses what the policy requires but is unsigned.
-	unsignedD := pushImage(t, reg, "app/unsigned", "v1")
-	if _, err := keyVerifier(t, key, imagesig.Policy{}, nil).Embed(ctx, []manifest.Image{pin(t, "x", unsignedD)}); classify(err) != unsigned {
+	unsignedD := reg.PushImage(t, "app/unsigned", "v1")
+	if _, err := keyVerifier(t, key, imagesig.Policy{}, nil).Embed(ctx, []manifest.Image{sigtest.Pin(t, "x", unsignedD)}); classify(err) != unsigned {
 		t.Errorf("Embed(unsigned) = %v, want unsigned", err)
 	}
 }
@@ -137,14 +137,14 @@ func first0(m *manifest.Manifest) manifest.EmbeddedSignature {
 // offline, from the registry and embedded.
 func TestKeyless(t *testing.T) {
 	ctx := context.Background()
-	reg := newRegistry(t)
+	reg := sigtest.NewRegistry(t)
 	ca := sigtest.NewCA(t)
 	const issuer = "https://token.actions.githubusercontent.com"
 	const wf = "https://github.com/lockstep-dev/store/.github/workflows/release.yml@refs/heads/main"
-	d := pushImage(t, reg, "app/web", "v1")
+	d := reg.PushImage(t, "app/web", "v1")
 	sv, cert := ca.Leaf(t, wf, issuer)
 	sigtest.SignImage(t, d, sv, sigtest.CertPEM(t, cert), ca.ChainPEM(t), nil)
-	other := pushImage(t, reg, "app/web", "v2")
+	other := reg.PushImage(t, "app/web", "v2")
 	sv2, cert2 := sigtest.NewCA(t).Leaf(t, wf, issuer)
 	sigtest.SignImage(t, other, sv2, sigtest.CertPEM(t, cert2), nil, nil)
 	tr := sigtest.TrustedRoot(t, ca)
@@ -155,7 +155,7 @@ func TestKeyless(t *testing.T) {
 		}
 		return v
 	}
-	im := pin(t, "web", d)
+	im := sigtest.Pin(t, "web", d)
 	for _, tc := range []struct {
 		name string
 		im   manifest.Image
@@ -166,7 +166,7 @@ func TestKeyless(t *testing.T) {
 		{"identity regexp", im, signature.Identity{SubjectRegexp: `^https://github\.com/lockstep-dev/store/`, Issuer: issuer}, accepted},
 		{"another identity", im, signature.Identity{Subject: "https://github.com/evil/x/.github/workflows/a.yml@refs/heads/main", Issuer: issuer}, refused},
 		{"another issuer", im, signature.Identity{Subject: wf, Issuer: "https://accounts.google.com"}, refused},
-		{"an untrusted CA", pin(t, "web", other), signature.Identity{Subject: wf, Issuer: issuer}, refused},
+		{"an untrusted CA", sigtest.Pin(t, "web", other), signature.Identity{Subject: wf, Issuer: issuer}, refused},
 	} {
 		err := trust(tc.id).Verify(ctx, []manifest.Image{tc.im})
 		if got := classify(err); got != tc.want {

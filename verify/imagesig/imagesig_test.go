@@ -3,19 +3,10 @@ package imagesig_test
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/lockstep-dev/lockstep/internal/sigtest"
@@ -23,90 +14,7 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/verify"
 	"github.com/lockstep-dev/lockstep/verify/imagesig"
-	"github.com/lockstep-dev/lockstep/verify/registry"
 )
-
-// countingRegistry is go-containerregistry's in-memory registry behind a
-// handler that counts the requests it serves.
-type countingRegistry struct {
-	host string
-	n    atomic.Int64
-	srv  *httptest.Server
-}
-
-func newRegistry(t testing.TB) *countingRegistry {
-	t.Helper()
-	r := &countingRegistry{}
-	h := ggcrregistry.New(ggcrregistry.Logger(nopLogger()))
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.n.Add(1)
-		h.ServeHTTP(w, req)
-	}))
-	t.Cleanup(r.srv.Close)
-	r.host = strings.TrimPrefix(r.srv.URL, "http://")
-	return r
-}
-
-func (r *countingRegistry) requests() int64 { return r.n.Load() }
-
-// pushImage pushes a random image as repo:tag and returns its digest
-// reference.
-func pushImage(t testing.TB, reg *countingRegistry, repo, tag string) name.Digest {
-	t.Helper()
-	img, err := random.Image(512, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := name.ParseReference(reg.host + "/" + repo + ":" + tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(ref, img); err != nil {
-		t.Fatal(err)
-	}
-	d, _ := img.Digest()
-	return ref.Context().Digest(d.String())
-}
-
-// pushIndex pushes an index of linux/amd64 and linux/arm64 images as
-// repo:tag and returns the index's digest and the platforms' digests.
-func pushIndex(t testing.TB, reg *countingRegistry, repo, tag string) (name.Digest, map[string]name.Digest) {
-	t.Helper()
-	ref, err := name.ParseReference(reg.host + "/" + repo + ":" + tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var idx v1.ImageIndex = empty.Index
-	plats := map[string]name.Digest{}
-	for _, arch := range []string{"amd64", "arm64"} {
-		img, err := random.Image(256, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
-		d, _ := img.Digest()
-		plats["linux/"+arch] = ref.Context().Digest(d.String())
-	}
-	if err := remote.WriteIndex(ref, idx); err != nil {
-		t.Fatal(err)
-	}
-	d, _ := idx.Digest()
-	return ref.Context().Digest(d.String()), plats
-}
-
-func pin(t testing.TB, role string, d name.Digest) manifest.Image {
-	t.Helper()
-	im, err := registry.Pin(context.Background(), role, d.String(), registry.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range im.Platforms { // random images have an empty config
-		if im.Platforms[i].OS == "" {
-			im.Platforms[i].OS, im.Platforms[i].Architecture = "linux", "amd64"
-		}
-	}
-	return *im
-}
 
 func keyVerifier(t testing.TB, key sigsig.Verifier, p imagesig.Policy, cache *imagesig.Cache) *imagesig.Verifier {
 	t.Helper()
@@ -144,12 +52,12 @@ func classify(err error) outcome {
 
 func TestVerify(t *testing.T) {
 	ctx := context.Background()
-	reg := newRegistry(t)
+	reg := sigtest.NewRegistry(t)
 	key, other := sigtest.Key(t), sigtest.Key(t)
-	signedD := pushImage(t, reg, "app/web", "signed")
-	unsignedD := pushImage(t, reg, "app/web", "unsigned")
-	otherD := pushImage(t, reg, "app/web", "other-key")
-	movedD := pushImage(t, reg, "app/web", "moved")
+	signedD := reg.PushImage(t, "app/web", "signed")
+	unsignedD := reg.PushImage(t, "app/web", "unsigned")
+	otherD := reg.PushImage(t, "app/web", "other-key")
+	movedD := reg.PushImage(t, "app/web", "moved")
 	sigtest.SignImage(t, signedD, key, nil, nil, nil)
 	sigtest.SignImage(t, otherD, other, nil, nil, nil)
 	// A valid signature of signedD copied onto movedD's signature tag.
@@ -167,7 +75,7 @@ func TestVerify(t *testing.T) {
 		{"signed with another key", otherD, refused, "no signature verifies"},
 		{"a signature of another digest", movedD, refused, "no signature verifies"},
 	} {
-		err := v.Verify(ctx, []manifest.Image{pin(t, "web", tc.d)})
+		err := v.Verify(ctx, []manifest.Image{sigtest.Pin(t, "web", tc.d)})
 		if got := classify(err); got != tc.want || (err != nil && !strings.Contains(err.Error(), tc.say)) {
 			t.Errorf("%s: Verify = %v (%s), want %s saying %q", tc.name, err, got, tc.want, tc.say)
 		}
@@ -175,13 +83,13 @@ func TestVerify(t *testing.T) {
 
 	// Two signatures, one by another key: the one that verifies counts.
 	sigtest.SignImage(t, otherD, key, nil, nil, nil)
-	if err := v.Verify(ctx, []manifest.Image{pin(t, "web", otherD)}); err != nil {
+	if err := v.Verify(ctx, []manifest.Image{sigtest.Pin(t, "web", otherD)}); err != nil {
 		t.Errorf("Verify(two signatures, one good) = %v", err)
 	}
 
 	// A registry that is not there is could-not-verify, not a refusal.
-	im := pin(t, "web", signedD)
-	reg.srv.Close()
+	im := sigtest.Pin(t, "web", signedD)
+	reg.Server.Close()
 	if err := v.Verify(ctx, []manifest.Image{im}); classify(err) != unavailable {
 		t.Errorf("Verify(registry down) = %v, want an *verify.UnavailableError", err)
 	}
@@ -191,12 +99,12 @@ func TestVerify(t *testing.T) {
 // refused under the default policy (cosign#786).
 func TestIndexPolicy(t *testing.T) {
 	ctx := context.Background()
-	reg := newRegistry(t)
+	reg := sigtest.NewRegistry(t)
 	key := sigtest.Key(t)
-	idx, plats := pushIndex(t, reg, "app/multi", "v1")
+	idx, plats := reg.PushIndex(t, "app/multi", "v1")
 	sigtest.SignImage(t, idx, key, nil, nil, nil)
 	sigtest.SignImage(t, plats["linux/amd64"], key, nil, nil, nil)
-	im := pin(t, "web", idx)
+	im := sigtest.Pin(t, "web", idx)
 	if len(im.Platforms) != 2 {
 		t.Fatalf("pinned %d platforms, want 2", len(im.Platforms))
 	}
@@ -231,38 +139,38 @@ func TestIndexPolicy(t *testing.T) {
 // pass.
 func TestCache(t *testing.T) {
 	ctx := context.Background()
-	reg := newRegistry(t)
+	reg := sigtest.NewRegistry(t)
 	key := sigtest.Key(t)
-	d := pushImage(t, reg, "app/web", "v1")
+	d := reg.PushImage(t, "app/web", "v1")
 	sigtest.SignImage(t, d, key, nil, nil, nil)
-	im := pin(t, "web", d)
+	im := sigtest.Pin(t, "web", d)
 	dir := t.TempDir()
 	cache, err := imagesig.NewCache(imagesig.CacheOptions{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := keyVerifier(t, key, imagesig.Policy{}, cache)
-	before := reg.requests()
+	before := reg.Requests()
 	if err := v.Verify(ctx, []manifest.Image{im}); err != nil {
 		t.Fatal(err)
 	}
 	// Cold: the registry's ping, the signature image's manifest, its one
 	// layer; each read once.
-	if n := reg.requests() - before; n > 3 {
+	if n := reg.Requests() - before; n > 3 {
 		t.Errorf("cold Verify of one digest sent %d requests, want at most 3", n)
 	}
-	before = reg.requests()
+	before = reg.Requests()
 	if err := v.Verify(ctx, []manifest.Image{im}); err != nil {
 		t.Fatal(err)
 	}
-	if n := reg.requests() - before; n != 0 {
+	if n := reg.Requests() - before; n != 0 {
 		t.Errorf("warm Verify sent %d requests, want 0", n)
 	}
 
 	// The tag moves to an unsigned image: the manifest's digest is still
 	// verified (from the cache), the new digest is not.
-	moved := pushImage(t, reg, "app/web", "v1")
-	if err := v.Verify(ctx, []manifest.Image{pin(t, "web", moved)}); classify(err) != unsigned {
+	moved := reg.PushImage(t, "app/web", "v1")
+	if err := v.Verify(ctx, []manifest.Image{sigtest.Pin(t, "web", moved)}); classify(err) != unsigned {
 		t.Errorf("Verify(the tag's new digest) = %v, want unsigned", err)
 	}
 
@@ -276,11 +184,11 @@ func TestCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before = reg.requests()
+	before = reg.Requests()
 	if err := keyVerifier(t, key, imagesig.Policy{}, cache2).Verify(ctx, []manifest.Image{im}); err != nil {
 		t.Fatal(err)
 	}
-	if n := reg.requests() - before; n != 0 {
+	if n := reg.Requests() - before; n != 0 {
 		t.Errorf("Verify with the disk cache sent %d requests, want 0", n)
 	}
 }
@@ -324,12 +232,12 @@ func TestBadTrust(t *testing.T) {
 
 func TestErrorsJoinRefusalsFirst(t *testing.T) {
 	ctx := context.Background()
-	reg := newRegistry(t)
+	reg := sigtest.NewRegistry(t)
 	key := sigtest.Key(t)
-	good := pushImage(t, reg, "app/a", "v1")
-	bad := pushImage(t, reg, "app/b", "v1")
+	good := reg.PushImage(t, "app/a", "v1")
+	bad := reg.PushImage(t, "app/b", "v1")
 	sigtest.SignImage(t, good, key, nil, nil, nil)
-	err := keyVerifier(t, key, imagesig.Policy{}, nil).Verify(ctx, []manifest.Image{pin(t, "a", good), pin(t, "b", bad)})
+	err := keyVerifier(t, key, imagesig.Policy{}, nil).Verify(ctx, []manifest.Image{sigtest.Pin(t, "a", good), sigtest.Pin(t, "b", bad)})
 	var se *signature.Error
 	if !errors.As(err, &se) || !strings.Contains(se.Subject, "image b") {
 		t.Errorf("Verify(a signed, b not) = %v, want a refusal of image b", err)
@@ -340,13 +248,13 @@ func TestErrorsJoinRefusalsFirst(t *testing.T) {
 // between goroutines; run with -race.
 func TestConcurrentVerify(t *testing.T) {
 	ctx := context.Background()
-	reg := newRegistry(t)
+	reg := sigtest.NewRegistry(t)
 	key := sigtest.Key(t)
 	var images []manifest.Image
 	for i := 0; i < 3; i++ {
-		d := pushImage(t, reg, "app/c", "v"+string(rune('0'+i)))
+		d := reg.PushImage(t, "app/c", "v"+string(rune('0'+i)))
 		sigtest.SignImage(t, d, key, nil, nil, nil)
-		images = append(images, pin(t, "c", d))
+		images = append(images, sigtest.Pin(t, "c", d))
 	}
 	cache, err := imagesig.NewCache(imagesig.CacheOptions{MaxEntries: 2, Dir: t.TempDir()})
 	if err != nil {

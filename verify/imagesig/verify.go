@@ -102,6 +102,10 @@ func (v *Verifier) cacheKey(d manifest.Digest) string { return v.trust + "/" + d
 // Policy returns the policy in force (with defaults filled in).
 func (v *Verifier) Policy() Policy { return v.opt.Policy }
 
+// Signer describes whose signatures count, for reports: "key " and the
+// key's fingerprint, or the keyless identity (signature.Options.Want).
+func (v *Verifier) Signer() string { return v.opt.Trust.Want() }
+
 // Verify verifies, against the registry, the signatures of every
 // digest the policy requires of each image, the cache first. It returns
 // nil when all verify; otherwise the refusals (*signature.Error) and

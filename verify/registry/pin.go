@@ -7,11 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
-	"net"
-	"net/http"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -21,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
+	"github.com/lockstep-dev/lockstep/internal/transport/ggcrretry"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verify"
 )
@@ -40,7 +37,7 @@ type Options struct {
 	Concurrency int
 	// Client carries every request; nil means a new
 	// transport.New(transport.DefaultPolicy()). go-containerregistry's
-	// retryer takes the client's Policy.
+	// retryer takes the client's Policy (internal/transport/ggcrretry).
 	Client *transport.Client
 	// Keychain supplies credentials (default authn.DefaultKeychain: the
 	// Docker config and its credential helpers).
@@ -64,8 +61,22 @@ type Options struct {
 	Cache string
 	// Logger receives debug and warning messages (default: none).
 	Logger *slog.Logger
-	// Remote are extra go-containerregistry options, applied last.
+	// Remote are extra go-containerregistry options, applied last (a
+	// WithTransport there replaces Client's Transport, and with it the
+	// retry budget's earnings: ggcrretry.Options).
 	Remote []remote.Option
+	// Verifier, if set, verifies every image as soon as it is pinned, e.g.
+	// its cosign signatures (*imagesig.Verifier). A refusal (an error that
+	// verify.IsMismatch) is returned like a moved tag, joined, with the
+	// complete Result (see Result.Refusals); any other error is a failure
+	// of that reference, as a registry's would be.
+	Verifier Verifier
+}
+
+// Verifier verifies pinned images; *imagesig.Verifier is one. Verify is
+// called concurrently, one image at a time, with the image as pinned.
+type Verifier interface {
+	Verify(ctx context.Context, images []manifest.Image) error
 }
 
 // Request names one image to pin: its role in the release and its
@@ -106,6 +117,10 @@ type Result struct {
 	// request whose tag now names another digest, and tags that moved
 	// since opt.Previous or opt.Known.
 	Moved []MovedTag
+	// Refusals holds, with opt.Verifier, the verifier's refusal of each
+	// image (in the order of Images), nil for an image it accepted. Without
+	// a Verifier it is nil.
+	Refusals []error
 }
 
 // Resolve resolves every request, at most opt.Concurrency at once. For an
@@ -120,7 +135,8 @@ type Result struct {
 // package documentation) and all are returned joined, in input order; the
 // first *verify.UnavailableError stops the references not yet started.
 // Moved tags that opt.AllowMoved does not name are a *MovedTagError,
-// returned with the complete Result.
+// returned with the complete Result; so are opt.Verifier's refusals,
+// joined after it.
 func Resolve(ctx context.Context, reqs []Request, opt Options) (*Result, error) {
 	refs := make([]reference, len(reqs))
 	var errs []error
@@ -152,6 +168,10 @@ func Resolve(ctx context.Context, reqs []Request, opt Options) (*Result, error) 
 	out := make([]manifest.Image, len(reqs))
 	moved := make([]*MovedTag, len(reqs))
 	perr := make([]error, len(reqs))
+	var refusals []error
+	if opt.Verifier != nil {
+		refusals = make([]error, len(reqs))
+	}
 	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
 	for i := range reqs {
@@ -170,6 +190,11 @@ func Resolve(ctx context.Context, reqs []Request, opt Options) (*Result, error) 
 				role = reqs[i].Ref
 			}
 			im, mt, err := p.pin(ctx, role, refs[i])
+			if err == nil && opt.Verifier != nil {
+				if err = opt.Verifier.Verify(ctx, []manifest.Image{*im}); verify.IsMismatch(err) {
+					refusals[i], err = err, nil
+				}
+			}
 			if err != nil {
 				perr[i] = err
 				if verify.IsUnavailable(err) {
@@ -197,14 +222,18 @@ func Resolve(ctx context.Context, reqs []Request, opt Options) (*Result, error) 
 	if err := errors.Join(perr...); err != nil {
 		return nil, err
 	}
-	res := &Result{Images: out, Moved: []MovedTag{}}
+	res := &Result{Images: out, Moved: []MovedTag{}, Refusals: refusals}
 	for _, m := range moved {
 		if m != nil {
 			res.Moved = append(res.Moved, *m)
 		}
 	}
 	res.Moved = append(res.Moved, Moved(previous(opt), out, opt.AllowMoved)...)
-	return res, p.refuse(res.Moved)
+	err = p.refuse(res.Moved)
+	if r := errors.Join(refusals...); r != nil {
+		err = errors.Join(err, r)
+	}
+	return res, err
 }
 
 type pinner struct {
@@ -226,8 +255,8 @@ func newPinner(ctx context.Context, opt Options) (*pinner, error) {
 	return &pinner{opt: opt, puller: puller, cache: newBlobCache(opt.Cache), log: log}, nil
 }
 
-// remoteOptions are go-containerregistry's options for opt: our transport,
-// the keychain, and a retryer following the transport's policy.
+// remoteOptions are go-containerregistry's options for opt: our transport
+// and a retryer following its policy (ggcrretry), and the keychain.
 func remoteOptions(ctx context.Context, opt Options) []remote.Option {
 	client := opt.Client
 	if client == nil {
@@ -237,73 +266,8 @@ func remoteOptions(ctx context.Context, opt Options) []remote.Option {
 	if keys == nil {
 		keys = authn.DefaultKeychain
 	}
-	pol := client.Policy()
-	ropts := []remote.Option{
-		remote.WithContext(ctx),
-		remote.WithTransport(client.Transport()),
-		remote.WithAuthFromKeychain(keys),
-		remote.WithUserAgent(pol.UserAgent),
-		remote.WithRetryBackoff(Backoff(pol)),
-		remote.WithRetryPredicate(retryable),
-		remote.WithRetryStatusCodes(RetryStatusCodes...),
-	}
+	ropts := append(ggcrretry.Options(client), remote.WithContext(ctx), remote.WithAuthFromKeychain(keys))
 	return append(ropts, opt.Remote...)
-}
-
-// RetryStatusCodes are the statuses go-containerregistry retries: those
-// internal/transport retries (429, 502, 503, 504). A 500 or a 4xx is an
-// answer, not a blip.
-var RetryStatusCodes = []int{http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
-
-// Backoff turns a transport policy into go-containerregistry's backoff:
-// MaxAttempts attempts; the first wait BaseDelay, then doubling, with up to
-// as much again of jitter, and no wait above MaxDelay. (go-containerregistry
-// jitters upwards rather than fully, and its Cap ends the retries, so the
-// growth factor is lowered instead when doubling would pass MaxDelay.)
-func Backoff(p transport.Policy) remote.Backoff {
-	d := transport.DefaultPolicy()
-	if p.MaxAttempts <= 0 {
-		p.MaxAttempts = d.MaxAttempts
-	}
-	if p.BaseDelay <= 0 {
-		p.BaseDelay = d.BaseDelay
-	}
-	if p.MaxDelay <= 0 {
-		p.MaxDelay = d.MaxDelay
-	}
-	const jitter = 1.0
-	top := float64(p.MaxDelay) / (1 + jitter) // the largest wait before jitter
-	first := min(float64(p.BaseDelay), top)
-	factor := 2.0
-	if waits := p.MaxAttempts - 1; waits > 1 && first*math.Pow(factor, float64(waits-1)) > top {
-		factor = math.Max(1, math.Pow(top/first, 1/float64(waits-1)))
-	}
-	return remote.Backoff{Duration: time.Duration(first), Factor: factor, Jitter: jitter, Steps: p.MaxAttempts}
-}
-
-// retryable is the retry predicate: what go-containerregistry retries (a
-// reset, an EOF, a closed connection, a temporary error such as a retried
-// status) and timeouts of one attempt; never a cancelled or expired
-// context, a redirect loop, a refused connection or a TLS failure, which
-// another attempt would only repeat.
-func retryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	var le *transport.LoopError
-	if errors.As(err, &le) {
-		return false
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) {
-		return true
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return true
-	}
-	var tmp interface{ Temporary() bool }
-	return errors.As(err, &tmp) && tmp.Temporary()
 }
 
 // pin resolves one reference, and reports its tag when it no longer names

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -487,36 +486,6 @@ func TestPinRetriesUnderPolicy(t *testing.T) {
 	opt := Options{Client: transport.New(transport.Policy{MaxAttempts: 1})}
 	if _, err := Pin(context.Background(), "web", host+"/app:v1", opt); !verify.IsUnavailable(err) {
 		t.Errorf("Pin with MaxAttempts 1 through a 503 = %v, want unavailable", err)
-	}
-}
-
-func TestBackoff(t *testing.T) {
-	tests := []struct {
-		p     transport.Policy
-		waits []time.Duration // before jitter
-	}{
-		{transport.Policy{MaxAttempts: 4, BaseDelay: 100 * time.Millisecond, MaxDelay: 5 * time.Second}, []time.Duration{100e6, 200e6, 400e6}},
-		{transport.Policy{MaxAttempts: 5, BaseDelay: 100 * time.Millisecond, MaxDelay: 800 * time.Millisecond}, []time.Duration{100e6, 158.74e6, 251.98e6, 400e6}},
-		{transport.Policy{MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: time.Second}, []time.Duration{500e6, 500e6}},
-	}
-	for _, tt := range tests {
-		b := Backoff(tt.p)
-		if b.Steps != tt.p.MaxAttempts || b.Cap != 0 {
-			t.Errorf("Backoff(%+v) = %+v, want %d steps and no Cap (which would end the retries)", tt.p, b, tt.p.MaxAttempts)
-		}
-		d := float64(b.Duration)
-		for i, w := range tt.waits {
-			if math.Abs(d-float64(w)) > 1e6 {
-				t.Errorf("Backoff(%+v) wait %d = %v, want %v", tt.p, i, time.Duration(d), w)
-			}
-			if time.Duration(d*(1+b.Jitter)) > tt.p.MaxDelay {
-				t.Errorf("Backoff(%+v) wait %d can reach %v, over MaxDelay", tt.p, i, time.Duration(d*(1+b.Jitter)))
-			}
-			d *= b.Factor
-		}
-	}
-	if d := Backoff(transport.Policy{}); d.Steps != transport.DefaultPolicy().MaxAttempts {
-		t.Errorf("Backoff(zero policy) = %+v, want the default policy's", d)
 	}
 }
 

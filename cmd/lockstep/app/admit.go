@@ -19,6 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/admission"
@@ -26,6 +28,7 @@ import (
 	"github.com/lockstep-dev/lockstep/admission/running"
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
 	"github.com/lockstep-dev/lockstep/internal/transport"
+	"github.com/lockstep-dev/lockstep/internal/transport/ggcrretry"
 )
 
 // checkFlags are the flags of an admission check, beside sourceFlags and
@@ -33,7 +36,7 @@ import (
 // agent) takes. They include stateFlags (--state-dir, --max-age): the
 // trusted state is part of every check.
 func checkFlags() []cli.Flag {
-	return append(stateFlags(),
+	return append(append(stateFlags(),
 		&cli.StringFlag{Name: "image", Usage: "the manifest image role this instance runs (default: the manifest's only image)", EnvVars: []string{"LOCKSTEP_IMAGE"}},
 		&cli.StringFlag{Name: "running", Usage: "where the running digest comes from: docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX", EnvVars: []string{"LOCKSTEP_RUNNING"}},
 		&cli.StringFlag{Name: "platform", Usage: "the instance's platform os/arch[/variant] (default: this binary's)"},
@@ -42,7 +45,10 @@ func checkFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "all-assets", Usage: "check every manifest asset on the CDN"},
 		&cli.StringSliceFlag{Name: "allow-host", Usage: "a third-party `HOST` (host, host:port or *.domain) pages may reference, unchecked (repeatable); any other host that is neither a CDN base nor the instance refuses", EnvVars: []string{"LOCKSTEP_ALLOW_HOST"}},
 		&cli.DurationFlag{Name: "timeout", Value: admission.DefaultTimeout, Usage: "the deadline of a check (for admit: of the whole gate, acting included)"},
-	)
+		&cli.DurationFlag{Name: "tls-warn", Value: admission.DefaultTLSWarning, Usage: "warn of a certificate, of any endpoint the check touches, that expires within this (an expired or invalid one refuses)", EnvVars: []string{"LOCKSTEP_TLS_WARN"}},
+		&cli.BoolFlag{Name: "require-image-signature", Usage: "verify the cosign signatures of the image this instance runs (the gate's platform must be signed), from the material embedded in the manifest, else from the registry", EnvVars: []string{"LOCKSTEP_REQUIRE_IMAGE_SIGNATURE"}},
+		&cli.BoolFlag{Name: "require-embedded-signatures", Usage: "verify image signatures from the manifest's embedded material only: a manifest that embeds none for the image is refused, the registry never asked (implies --require-image-signature)", EnvVars: []string{"LOCKSTEP_REQUIRE_EMBEDDED_SIGNATURES"}},
+	), imageSignatureFlags()...)
 }
 
 func admitCommand() *cli.Command {
@@ -120,10 +126,14 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 			return admission.Config{}, usage(fmt.Errorf("--platform %q: want os/arch[/variant], e.g. linux/amd64", p))
 		}
 	}
-	if c.Duration("timeout") <= 0 {
-		return admission.Config{}, usage(errors.New("--timeout must be positive"))
+	if c.Duration("timeout") <= 0 || c.Duration("tls-warn") <= 0 {
+		return admission.Config{}, usage(errors.New("--timeout and --tls-warn must be positive"))
 	}
 	verifier, insecure, err := verifierFromFlags(c)
+	if err != nil {
+		return admission.Config{}, err
+	}
+	images, err := imageSignaturesFromFlags(c, client)
 	if err != nil {
 		return admission.Config{}, err
 	}
@@ -137,17 +147,39 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		return admission.Config{}, usage(err)
 	}
 	// Last: it opens (creates) the state directory.
-	src, state, err := trustedSourceFromFlags(c)
+	src, state, err := trustedSourceFromFlags(c, client)
 	if err != nil {
 		return admission.Config{}, err
 	}
 	return admission.Config{
 		Source: src, Guard: state, Verifier: verifier, AllowUnsigned: insecure,
-		Image: c.String("image"), Running: rs, Platform: c.String("platform"),
+		ImageSignatures: images, RequireEmbeddedSignatures: c.Bool("require-embedded-signatures"),
+		TLSWarning: c.Duration("tls-warn"),
+		Image:      c.String("image"), Running: rs, Platform: c.String("platform"),
 		Probes: c.StringSlice("probe"), Sample: c.Int("sample"), AllAssets: c.Bool("all-assets"),
 		AllowHosts: c.StringSlice("allow-host"),
 		Client:     client, Timeout: c.Duration("timeout"), Logger: logger(c),
 	}, nil
+}
+
+// imageSignaturesFromFlags is the image-signature verifier of
+// --require-image-signature (or --require-embedded-signatures), nil
+// without: imageVerifierFromFlags for the gate's platform, reading the
+// registry (when the manifest embeds nothing) through client.
+func imageSignaturesFromFlags(c *cli.Context, client *transport.Client) (admission.ImageVerifier, error) {
+	if !c.Bool("require-image-signature") && !c.Bool("require-embedded-signatures") {
+		return nil, nil
+	}
+	platform := c.String("platform")
+	if platform == "" {
+		platform = admission.DefaultPlatform()
+	}
+	remoteOpts := append(ggcrretry.Options(client), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	v, err := imageVerifierFromFlags(c, []string{platform}, remoteOpts)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // admitConfig turns the flags into a gate.
@@ -278,6 +310,12 @@ func renderDecision(w io.Writer, format string, d admission.Decision) error {
 			fmt.Fprintf(&b, " (matches the %s digest of image %s for %s)", d.Match, d.Image, d.Platform)
 		}
 		b.WriteString("\n")
+	}
+	switch d.ImageSignature {
+	case admission.SignaturesEmbedded:
+		fmt.Fprintf(&b, "  signature image %s: from the manifest's embedded material (no registry request)\n", d.Image)
+	case admission.SignaturesRegistry:
+		fmt.Fprintf(&b, "  signature image %s: from the registry (the manifest embeds no signature material)\n", d.Image)
 	}
 	if len(d.Served) > 0 {
 		fmt.Fprintf(&b, "  served    %d assets, fingerprint %s\n", len(d.Served), d.ServedFingerprint)

@@ -61,13 +61,23 @@ func (e admitEnv) manifest(t *testing.T, gen int64) string {
 
 func newAdmitEnv(t *testing.T) admitEnv {
 	t.Helper()
+	return newAdmitEnvCDN(t, func(h http.Handler) *httptest.Server {
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return srv
+	})
+}
+
+// newAdmitEnvCDN is newAdmitEnv with the CDN started by serve (an HTTPS
+// server, say).
+func newAdmitEnvCDN(t *testing.T, serve func(http.Handler) *httptest.Server) admitEnv {
+	t.Helper()
 	files := scenario.Assets("v1", 3)
 	dir := t.TempDir()
 	if err := scenario.WriteFiles(dir, files); err != nil {
 		t.Fatal(err)
 	}
-	cdn := httptest.NewServer(http.FileServer(http.Dir(dir)))
-	t.Cleanup(cdn.Close)
+	cdn := serve(http.FileServer(http.Dir(dir)))
 	page := scenario.Page(cdn.URL, scenario.Paths(files))
 	appSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")

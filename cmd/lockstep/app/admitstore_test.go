@@ -166,6 +166,20 @@ func TestAdmitStoreS3(t *testing.T) {
 	if code, out, errs := run(t, e.from(src)...); code != 0 || !strings.HasPrefix(out, "ADMITTED against store-web@3") {
 		t.Fatalf("admit --store s3: exit %d\n%s\n%s", code, out, errs)
 	}
+	// The S3 requests go through the gate's client: they count in the
+	// decision (and S3's certificate would be in its TLS findings).
+	requests := func(src []string) int64 {
+		t.Helper()
+		code, out, errs := run(t, e.from(src, "--format", "json", "--dry-run")...)
+		var d admission.Decision
+		if err := json.Unmarshal([]byte(out), &d); err != nil || code != 0 {
+			t.Fatalf("exit %d, %v\n%s\n%s", code, err, out, errs)
+		}
+		return d.Requests
+	}
+	if fromS3, fromFile := requests(src), requests([]string{"--manifest", e.manifest(t, 3)}); fromS3 <= fromFile {
+		t.Errorf("the decision counts %d requests with --store s3, %d with --manifest FILE: the S3 requests are not counted", fromS3, fromFile)
+	}
 	srv.Close()
 	if code, out, errs := run(t, e.from(src)...); code != 3 || !strings.Contains(out, "dependency-unreachable") {
 		t.Errorf("S3 gone, no --max-age: exit %d, want 3 with dependency-unreachable\n%s\n%s", code, out, errs)

@@ -41,15 +41,26 @@ func New() *cli.App {
 			return cli.ShowAppHelp(c)
 		},
 		Commands: []*cli.Command{
-			versionCommand(),
-			publishCommand(), statusCommand(), rollbackCommand(), gcCommand(),
-			admitCommand(),
-			cdnCommand(),
-			webhookCommand(),
-			signCommand(), manifestCommand(),
+			// The CI step.
 			pinCommand(),
-			fleetCommand(),
+			recordCommand(),
+			manifestCommand(),
+			cdnCommand(),
+			signCommand(),
+			// The store.
+			publishCommand(),
+			statusCommand(),
+			rollbackCommand(),
+			gcCommand(),
+			// The gates.
+			admitCommand(),
+			webhookCommand(),
+			// The fleet.
 			agentCommand(),
+			fleetCommand(),
+			// The rest.
+			demoCommand(),
+			versionCommand(),
 		},
 	}
 	requireFlags(a.Commands, a.Name)

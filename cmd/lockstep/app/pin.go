@@ -9,11 +9,15 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/internal/rewrite"
 	"github.com/lockstep-dev/lockstep/internal/transport"
+	"github.com/lockstep-dev/lockstep/internal/transport/ggcrretry"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify/imagesig"
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
@@ -30,10 +34,17 @@ other bytes than in that manifest is refused (exit 1) unless
 YAML, docker-compose, ECS task definitions and Dockerfiles in place; without
 REF arguments, every reference found in those files is pinned.
 
-Exit codes: 0 pinned; 1 a moved tag; 2 a bad reference, flag or file, or an
-image that does not exist; 3 the registry could not be reached or refused
-the credentials.`,
-		Flags: []cli.Flag{
+With --verify-key PUB (or the keyless --certificate-identity[-regexp] and
+--certificate-oidc-issuer[-regexp] flags), the cosign signature of each
+pinned digest is verified too, offline (no transparency-log call); for an
+index, --image-signature-policy says which manifests must be signed
+(default: every platform pinned).
+
+Exit codes: 0 pinned (and verified); 1 a moved tag, or an unsigned or
+wrongly signed image; 2 a bad reference, flag, key or file, or an image
+that does not exist; 3 the registry could not be reached or refused the
+credentials.`,
+		Flags: append([]cli.Flag{
 			formatFlag("text", "json"),
 			&cli.StringFlag{Name: "platform", Usage: "keep only this platform of each image: `OS/ARCH`[/VARIANT]"},
 			&cli.StringFlag{Name: "previous", Usage: "the previous release `MANIFEST`: refuse tags that moved since"},
@@ -42,7 +53,7 @@ the credentials.`,
 			&cli.IntFlag{Name: "concurrency", Value: registry.DefaultConcurrency, Usage: "references resolved at once"},
 			&cli.StringFlag{Name: "cache", Value: defaultPinCache(), EnvVars: []string{"LOCKSTEP_CACHE"},
 				Usage: "`DIR` of image configs and platform manifests kept by digest (verified on read); empty for none"},
-		},
+		}, append(imageSignatureFlags(), identityFlags()...)...),
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(err) },
 		Action:       runPin,
 	}
@@ -84,6 +95,30 @@ type pinnedImage struct {
 	// Pinned is repo:tag@digest, as in the text output.
 	Pinned string `json:"pinned"`
 	manifest.Image
+	// Signature says how the image's signatures were verified; absent
+	// when pin verifies none.
+	Signature *imageSignature `json:"signature,omitempty"`
+}
+
+// imageSignature is the JSON shape of one image's signature verification.
+type imageSignature struct {
+	// Verified: every digest of Digests carries a valid signature.
+	Verified bool `json:"verified"`
+	// Signer is whose signatures count: "key SHA256:…" or the keyless
+	// identity.
+	Signer string `json:"signer"`
+	// Policy is the index policy: platforms, index or all.
+	Policy string `json:"policy"`
+	// Digests are the digests the policy requires signed.
+	Digests []signedDigest `json:"digests"`
+	// Error is the refusal, when not Verified.
+	Error string `json:"error,omitempty"`
+}
+
+type signedDigest struct {
+	// What is "image" (a single manifest), "index", or a platform.
+	What   string          `json:"what"`
+	Digest manifest.Digest `json:"digest"`
 }
 
 func runPin(c *cli.Context) error {
@@ -113,6 +148,11 @@ func runPin(c *cli.Context) error {
 		return inputError("--write", err)
 	}
 	log := logger(c)
+	client := transport.New(transport.DefaultPolicy())
+	sigs, err := pinSignatures(c, client)
+	if err != nil {
+		return err
+	}
 	var known []string
 	for _, f := range files {
 		known = append(known, f.Refs()...)
@@ -120,22 +160,30 @@ func runPin(c *cli.Context) error {
 	if len(reqs) == 0 {
 		reqs = fileRequests(files, log.Warn)
 	}
-	res, err := registry.Resolve(c.Context, reqs, registry.Options{
+	opt := registry.Options{
 		Platform:    c.String("platform"),
 		Concurrency: c.Int("concurrency"),
-		Client:      transport.New(transport.DefaultPolicy()),
+		Client:      client,
 		Previous:    prev,
 		Known:       known,
 		AllowMoved:  repeatedFlag(c, "allow-moved-tag"),
 		Cache:       c.String("cache"),
 		Logger:      log,
-	})
+	}
+	if sigs != nil {
+		opt.Verifier = sigs
+	}
+	res, err := registry.Resolve(c.Context, reqs, opt)
 	if res == nil {
 		return err
 	}
 	report := pinReport{Images: []pinnedImage{}, Moved: res.Moved, Written: []rewrite.Result{}}
-	for _, im := range res.Images {
-		report.Images = append(report.Images, pinnedImage{Pinned: registry.Pinned(im), Image: im})
+	for i, im := range res.Images {
+		pi := pinnedImage{Pinned: registry.Pinned(im), Image: im}
+		if sigs != nil {
+			pi.Signature = signatureReport(sigs, &im, res.Refusals[i])
+		}
+		report.Images = append(report.Images, pi)
 	}
 	if err != nil {
 		// Refused: the JSON report says why; text prints no pins.
@@ -155,6 +203,41 @@ func runPin(c *cli.Context) error {
 		}
 	}
 	return renderPin(c, form, report)
+}
+
+// pinSignatures is the image-signature verifier pin's flags ask for, or
+// nil when they name no signer (--verify-key, alias --image-key, or a
+// keyless --certificate-* flag). The policy's platforms are --platform's,
+// else every platform pinned; the verifier's registry requests share
+// client and the default keychain with pinning.
+func pinSignatures(c *cli.Context, client *transport.Client) (*imagesig.Verifier, error) {
+	named := false
+	for _, f := range []string{"image-key", "certificate-identity", "certificate-identity-regexp", "certificate-oidc-issuer", "certificate-oidc-issuer-regexp"} {
+		named = named || c.String(f) != ""
+	}
+	if !named {
+		return nil, nil
+	}
+	var platforms []string
+	if p := c.String("platform"); p != "" {
+		platforms = []string{p}
+	}
+	return imageVerifierFromFlags(c, platforms, append(ggcrretry.Options(client), remote.WithAuthFromKeychain(authn.DefaultKeychain)))
+}
+
+// signatureReport says how im's signatures were verified: refusal is the
+// verifier's, nil when it accepted im.
+func signatureReport(v *imagesig.Verifier, im *manifest.Image, refusal error) *imageSignature {
+	pol := v.Policy()
+	r := &imageSignature{Verified: refusal == nil, Signer: v.Signer(), Policy: string(pol.Index), Digests: []signedDigest{}}
+	targets, _ := pol.Targets(im) // an error here is the refusal
+	for _, t := range targets {
+		r.Digests = append(r.Digests, signedDigest{What: t.What, Digest: t.Digest})
+	}
+	if refusal != nil {
+		r.Error = refusal.Error()
+	}
+	return r
 }
 
 // inputError makes a file that cannot be read (missing, a directory, no

@@ -3,7 +3,6 @@ package app
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -21,11 +20,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/lockstep-dev/lockstep/internal/golden"
 	"github.com/lockstep-dev/lockstep/internal/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // pinCLI runs the lockstep CLI with args and a fresh pin cache, and
 // returns stdout, stderr and the exit code.
@@ -113,18 +111,7 @@ func TestPinJSON(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	got := strings.ReplaceAll(out, host, "REGISTRY")
-	golden := filepath.Join("testdata", "pin.json.golden")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(golden, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("pin --format json =\n%s\nwant (%s)\n%s", got, golden, want)
-	}
+	golden.Check(t, "pin.json.golden", got)
 	var r pinReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Images) != 2 || len(r.Images[1].Platforms) != 2 {
 		t.Errorf("JSON does not decode to two images, the index with two platforms: %v", err)

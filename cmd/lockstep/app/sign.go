@@ -179,10 +179,3 @@ type verifyResult struct {
 	Signer string `json:"signer"`
 	Error  string `json:"error,omitempty"`
 }
-
-// manifestCommand is the `manifest` group, with verify. The record
-// engineer's group (validate, digest, show, diff) takes manifestVerifyCommand
-// when the branches merge.
-func manifestCommand() *cli.Command {
-	return group("manifest", "work with release manifests", manifestVerifyCommand())
-}

@@ -24,12 +24,19 @@ func sourceFlags() []cli.Flag {
 
 // sourceFromFlags builds the manifest source the flags name.
 func sourceFromFlags(c *cli.Context) (manifest.Source, error) {
+	return sourceWithClient(c, nil)
+}
+
+// sourceWithClient is sourceFromFlags with a manifest URL or an s3://
+// store reached through client (nil: clients of their own), so that the
+// caller's TLS report and request count include them.
+func sourceWithClient(c *cli.Context, client *transport.Client) (manifest.Source, error) {
 	path, url := c.String("manifest"), c.String("store")
 	switch {
 	case path != "" && url != "":
 		return nil, usage(fmt.Errorf("--manifest and --store are exclusive"))
 	case strings.HasPrefix(path, "https://") || strings.HasPrefix(path, "http://"):
-		src, err := remote.New(path, transport.New(transport.DefaultPolicy()))
+		src, err := remote.New(path, client)
 		if err != nil {
 			return nil, usage(err)
 		}
@@ -37,7 +44,7 @@ func sourceFromFlags(c *cli.Context) (manifest.Source, error) {
 	case path != "":
 		return manifest.FileSource{Path: path}, nil
 	case url != "":
-		return channelSourceFromFlags(c, url)
+		return channelSourceFromFlags(c, url, client)
 	}
 	return nil, usage(fmt.Errorf("a manifest is required: --manifest FILE or --store URL --release NAME"))
 }

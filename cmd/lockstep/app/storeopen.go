@@ -52,12 +52,19 @@ func storeFlags() []cli.Flag {
 // is configured (S3-compatible servers), unless LOCKSTEP_S3_PATH_STYLE says
 // otherwise. Anything else is a directory (file://DIR or a path).
 func openStore(ctx context.Context, url string, log *slog.Logger) (manifest.Store, error) {
+	return openStoreWith(ctx, url, log, nil)
+}
+
+// openStoreWith is openStore with an s3:// store sending on client (nil:
+// a client of its own), so that a consumer's requests and TLS report
+// include the store's.
+func openStoreWith(ctx context.Context, url string, log *slog.Logger, client *transport.Client) (manifest.Store, error) {
 	if strings.HasPrefix(url, "s3://") {
 		bucket, prefix, err := s3store.ParseURL(url)
 		if err != nil {
 			return nil, usage(err)
 		}
-		api, err := newS3Client(ctx)
+		api, err := newS3Client(ctx, client)
 		if err != nil {
 			return nil, err
 		}
@@ -73,8 +80,10 @@ func openStore(ctx context.Context, url string, log *slog.Logger) (manifest.Stor
 	return filestore.New(dir, filestore.WithLogger(log))
 }
 
-// newS3Client is the one place the real S3 client is built.
-func newS3Client(ctx context.Context) (*s3.Client, error) {
+// newS3Client is the one place the real S3 client is built. It sends on
+// tc, or with tc nil on a client of its own that trusts the SDK's CA
+// bundle.
+func newS3Client(ctx context.Context, tc *transport.Client) (*s3.Client, error) {
 	policy := transport.DefaultPolicy()
 	cfg, err := config.LoadDefaultConfig(ctx,
 		config.WithRetryer(func() aws.Retryer { return s3store.Retryer(policy) }),
@@ -84,13 +93,15 @@ func newS3Client(ctx context.Context) (*s3.Client, error) {
 	}
 	// The SDK applies a CA bundle (AWS_CA_BUNDLE, ca_bundle) to its own
 	// client; carry its TLS roots over to ours.
-	var opts []transport.Option
-	if bc, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok {
-		if tls := bc.GetTransport().TLSClientConfig; tls != nil && tls.RootCAs != nil {
-			opts = append(opts, transport.WithTLSConfig(tls.Clone()))
+	if tc == nil {
+		var opts []transport.Option
+		if bc, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok {
+			if tls := bc.GetTransport().TLSClientConfig; tls != nil && tls.RootCAs != nil {
+				opts = append(opts, transport.WithTLSConfig(tls.Clone()))
+			}
 		}
+		tc = transport.New(policy, opts...)
 	}
-	tc := transport.New(policy, opts...)
 	cfg.HTTPClient = &http.Client{Transport: tc.Transport()}
 	custom := os.Getenv("AWS_ENDPOINT_URL_S3") != "" || os.Getenv("AWS_ENDPOINT_URL") != "" || cfg.BaseEndpoint != nil
 	pathStyle := custom
@@ -108,8 +119,9 @@ func newS3Client(ctx context.Context) (*s3.Client, error) {
 	return s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = pathStyle }), nil
 }
 
-// channelSourceFromFlags is the store branch of sourceFromFlags.
-func channelSourceFromFlags(c *cli.Context, url string) (manifest.Source, error) {
+// channelSourceFromFlags is the store branch of sourceFromFlags; an
+// s3:// store sends on client (nil: its own).
+func channelSourceFromFlags(c *cli.Context, url string, client *transport.Client) (manifest.Source, error) {
 	release := c.String("release")
 	if release == "" {
 		return nil, usage(fmt.Errorf("--store needs --release NAME"))
@@ -117,7 +129,7 @@ func channelSourceFromFlags(c *cli.Context, url string) (manifest.Source, error)
 	if err := manifest.ValidateName(release); err != nil {
 		return nil, usage(fmt.Errorf("--release: %w", err))
 	}
-	st, err := openStore(c.Context, url, logger(c))
+	st, err := openStoreWith(c.Context, url, logger(c), client)
 	if err != nil {
 		return nil, err
 	}
@@ -137,14 +149,15 @@ func stateFlags() []cli.Flag {
 // flags name (sourceFromFlags), wrapped for the --max-age fallback to the
 // state's cache, and the state, which the consumer hands to admission.Check
 // as its Guard (Check refuses a rollback, Accept records an admission).
-func trustedSourceFromFlags(c *cli.Context) (*trusted.Source, *trusted.State, error) {
+// A manifest URL is fetched through client.
+func trustedSourceFromFlags(c *cli.Context, client *transport.Client) (*trusted.Source, *trusted.State, error) {
 	if c.Duration("max-age") < 0 {
 		return nil, nil, usage(fmt.Errorf("--max-age must not be negative"))
 	}
 	if c.Duration("max-age") > 0 && c.String("store") == "" {
 		return nil, nil, usage(fmt.Errorf("--max-age needs --store URL --release NAME: it bounds the cache of a store's channel"))
 	}
-	src, err := sourceFromFlags(c)
+	src, err := sourceWithClient(c, client)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,113 @@
+package sigtest
+
+import (
+	"context"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify/registry"
+)
+
+// Registry is go-containerregistry's in-memory registry on a loopback
+// port, behind a handler that counts the requests it serves: the way a
+// test proves that something sent none.
+type Registry struct {
+	// Host is host:port, for references ("127.0.0.1:PORT/app/web:v1").
+	Host string
+	// Server is the server; Close it to take the registry away.
+	Server *httptest.Server
+	n      atomic.Int64
+}
+
+// NewRegistry starts a Registry, closed when the test ends.
+func NewRegistry(t testing.TB) *Registry {
+	t.Helper()
+	r := &Registry{}
+	h := ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.n.Add(1)
+		h.ServeHTTP(w, req)
+	}))
+	t.Cleanup(r.Server.Close)
+	r.Host = strings.TrimPrefix(r.Server.URL, "http://")
+	return r
+}
+
+// Requests returns how many requests the registry has served.
+func (r *Registry) Requests() int64 { return r.n.Load() }
+
+// PushImage pushes a random image as repo:tag and returns its digest
+// reference.
+func (r *Registry) PushImage(t testing.TB, repo, tag string) name.Digest {
+	t.Helper()
+	img, err := random.Image(512, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(r.Host + "/" + repo + ":" + tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := img.Digest()
+	return ref.Context().Digest(d.String())
+}
+
+// PushIndex pushes an index of linux/amd64 and linux/arm64 images as
+// repo:tag and returns the index's digest and the platforms' digests
+// (keyed "linux/amd64", "linux/arm64").
+func (r *Registry) PushIndex(t testing.TB, repo, tag string) (name.Digest, map[string]name.Digest) {
+	t.Helper()
+	ref, err := name.ParseReference(r.Host + "/" + repo + ":" + tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx v1.ImageIndex = empty.Index
+	plats := map[string]name.Digest{}
+	for _, arch := range []string{"amd64", "arm64"} {
+		img, err := random.Image(256, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
+		d, _ := img.Digest()
+		plats["linux/"+arch] = ref.Context().Digest(d.String())
+	}
+	if err := remote.WriteIndex(ref, idx); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := idx.Digest()
+	return ref.Context().Digest(d.String()), plats
+}
+
+// Pin pins d as the manifest image role, with verify/registry. A random
+// image's empty config names no platform: it is taken as linux/amd64.
+func Pin(t testing.TB, role string, d name.Digest) manifest.Image {
+	t.Helper()
+	im, err := registry.Pin(context.Background(), role, d.String(), registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range im.Platforms {
+		if im.Platforms[i].OS == "" {
+			im.Platforms[i].OS, im.Platforms[i].Architecture = "linux", "amd64"
+		}
+	}
+	return *im
+}

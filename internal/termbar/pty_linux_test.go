@@ -1,0 +1,62 @@
+package termbar
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// openPTY opens a pseudo-terminal pair: the bar draws on the terminal
+// side, the test reads what it drew from the other.
+func openPTY(t *testing.T) (master, tty *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	var unlock int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		t.Fatal(e)
+	}
+	var n uint32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		t.Fatal(e)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.FormatUint(uint64(n), 10), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(); m.Close() })
+	return m, s
+}
+
+func TestDrawsOnATerminal(t *testing.T) {
+	master, tty := openPTY(t)
+	if !IsTerminal(tty) {
+		t.Fatal("IsTerminal(a pty) = false")
+	}
+	b := Bytes(tty, "hashing assets")
+	if b == nil {
+		t.Fatal("Bytes(a terminal) = nil, want a bar")
+	}
+	b.Set(512<<20, 1<<30)
+	b.Finish()
+	got := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 4096)
+		n, _ := master.Read(buf)
+		got <- string(buf[:n])
+	}()
+	select {
+	case s := <-got:
+		if !strings.Contains(s, "hashing assets") {
+			t.Errorf("the bar drew %q, want its description", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the bar drew nothing on the terminal")
+	}
+}

@@ -1,0 +1,381 @@
+package assets
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/lockstep-dev/lockstep/manifest"
+)
+
+// bufSize is each worker's read buffer: large enough that a typical asset
+// is one read, and that big files cost few system calls.
+const bufSize = 1 << 20
+
+// Options say which files to hash.
+type Options struct {
+	// Dir is the directory the CDN serves; every path is relative to it.
+	// It is required.
+	Dir string
+	// Lists are asset lists (a Vite .vite/manifest.json, or a webpack
+	// assets manifest) naming the files to hash, resolved against Dir.
+	Lists []string
+	// Walk hashes every file under Dir as well as the Lists' files. Dir is
+	// always walked when there are no Lists.
+	Walk bool
+	// Exclude holds path.Match patterns; a file or directory whose path
+	// relative to Dir, or whose name, matches one is left out of the walk
+	// and counted in Result.Excluded. Files named by a List are never
+	// excluded.
+	Exclude []string
+	// PublicPath is a prefix that asset list entries carry and paths
+	// relative to Dir do not (webpack's output.publicPath, e.g. "/static/").
+	// A leading "/" is always removed.
+	PublicPath string
+	// CDN holds the CDN base URLs: an asset list entry that is an absolute
+	// URL under one of them is taken relative to it.
+	CDN []string
+	// Workers bounds the files hashed at once; 0 means runtime.GOMAXPROCS(0).
+	Workers int
+	// Progress, if set, is called from one goroutine after each file with
+	// the bytes hashed so far and the total.
+	Progress func(done, total int64)
+	// Logger receives what was excluded; nil is silent.
+	Logger *slog.Logger
+}
+
+// Result is a hashed asset set.
+type Result struct {
+	// Files is sorted by Path, each Path once.
+	Files []manifest.File
+	// Bytes is the sum of the files' sizes.
+	Bytes int64
+	// Excluded lists the paths Options.Exclude left out, sorted; a
+	// directory counts once.
+	Excluded []string
+}
+
+// Error is a file of the asset set that cannot be recorded: a symlink
+// leaving the directory, a special file, an unsafe path, an unreadable
+// file or asset list. It is the input that is wrong.
+type Error struct {
+	// Path is relative to the asset directory (or an asset list's path).
+	Path   string
+	Reason string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("asset %s: %s", e.Path, e.Reason)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Hash collects the asset set that opts describe and hashes every file.
+// Errors are an *Error for a file that cannot be recorded, or ctx's error.
+func Hash(ctx context.Context, opts Options) (*Result, error) {
+	if opts.Dir == "" {
+		return nil, &Error{Path: ".", Reason: "no asset directory given"}
+	}
+	root, err := filepath.Abs(opts.Dir)
+	if err == nil {
+		root, err = filepath.EvalSymlinks(root)
+	}
+	if err != nil {
+		return nil, &Error{Path: opts.Dir, Reason: "cannot open the asset directory", Err: err}
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return nil, &Error{Path: opts.Dir, Reason: "is not a directory", Err: err}
+	}
+	w := &walker{root: root, opts: opts, seen: map[string]string{}}
+	for _, l := range opts.Lists {
+		if err := w.list(l); err != nil {
+			return nil, err
+		}
+	}
+	if len(opts.Lists) == 0 || opts.Walk {
+		if err := w.dir(ctx, root, "", []string{root}); err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(w.files, func(i, j int) bool { return w.files[i].rel < w.files[j].rel })
+	sort.Strings(w.excluded)
+	if log := opts.Logger; log != nil && len(w.excluded) > 0 {
+		log.Info("excluded from the asset set", "count", len(w.excluded), "paths", strings.Join(w.excluded, " "))
+	}
+	files, total, err := hashAll(ctx, w.files, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Files: files, Bytes: total, Excluded: w.excluded}, nil
+}
+
+// pending is one file to hash: its path in the manifest and on disk.
+type pending struct {
+	rel, abs string
+}
+
+type walker struct {
+	root     string
+	opts     Options
+	files    []pending
+	seen     map[string]string // rel -> abs
+	excluded []string
+}
+
+func (w *walker) add(rel, abs string) error {
+	if err := manifest.ValidatePath(rel); err != nil {
+		return &Error{Path: rel, Reason: "unsafe path", Err: err}
+	}
+	if _, ok := w.seen[rel]; ok {
+		return nil
+	}
+	w.seen[rel] = abs
+	w.files = append(w.files, pending{rel: rel, abs: abs})
+	return nil
+}
+
+func (w *walker) excludedPath(rel string) bool {
+	for _, pat := range w.opts.Exclude {
+		if ok, _ := path.Match(pat, rel); ok {
+			return true
+		}
+		if ok, _ := path.Match(pat, path.Base(rel)); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// inside resolves abs's symlinks and checks that the result is inside the
+// root.
+func (w *walker) inside(rel, abs string) (string, error) {
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", &Error{Path: rel, Reason: "broken symlink or unreadable path", Err: err}
+	}
+	r, err := filepath.Rel(w.root, real)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) || filepath.IsAbs(r) {
+		return "", &Error{Path: rel, Reason: fmt.Sprintf("symlink to %s leaves the asset directory %s", real, w.root)}
+	}
+	return real, nil
+}
+
+// dir walks the directory at abs (its real path), whose path in the
+// manifest is rel; stack holds the real paths of the directories being
+// walked, to refuse symlink cycles.
+func (w *walker) dir(ctx context.Context, abs, rel string, stack []string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(abs)
+	if err != nil {
+		return &Error{Path: orDot(rel), Reason: "cannot read directory", Err: err}
+	}
+	for _, ent := range ents {
+		r := path.Join(rel, ent.Name())
+		a := filepath.Join(abs, ent.Name())
+		if w.excludedPath(r) {
+			w.excluded = append(w.excluded, r)
+			continue
+		}
+		mode := ent.Type()
+		if mode&fs.ModeSymlink != 0 {
+			real, err := w.inside(r, a)
+			if err != nil {
+				return err
+			}
+			fi, err := os.Stat(real)
+			if err != nil {
+				return &Error{Path: r, Reason: "cannot stat symlink target", Err: err}
+			}
+			mode, a = fi.Mode().Type(), real
+		}
+		switch {
+		case mode.IsDir():
+			for _, s := range stack {
+				if s == a {
+					return &Error{Path: r, Reason: "symlink cycle back to " + a}
+				}
+			}
+			if err := w.dir(ctx, a, r, append(stack, a)); err != nil {
+				return err
+			}
+		case mode.IsRegular():
+			if err := w.add(r, a); err != nil {
+				return err
+			}
+		default:
+			return &Error{Path: r, Reason: fmt.Sprintf("is a special file (%s), not a regular file", mode)}
+		}
+	}
+	return nil
+}
+
+// list adds the files an asset list names.
+func (w *walker) list(file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return &Error{Path: file, Reason: "cannot read the asset list", Err: err}
+	}
+	l, err := ParseList(data, w.opts.PublicPath, w.opts.CDN)
+	if err != nil {
+		return &Error{Path: file, Reason: "not a usable asset list", Err: err}
+	}
+	for _, rel := range l.Paths {
+		if err := manifest.ValidatePath(rel); err != nil {
+			return &Error{Path: rel, Reason: "unsafe path in " + file, Err: err}
+		}
+		real, err := w.inside(rel, filepath.Join(w.root, filepath.FromSlash(rel)))
+		if err != nil {
+			var ae *Error
+			if errors.As(err, &ae) && errors.Is(err, fs.ErrNotExist) {
+				ae.Reason = "is named by " + file + " but is not in the asset directory"
+			}
+			return err
+		}
+		fi, err := os.Stat(real)
+		if err != nil {
+			return &Error{Path: rel, Reason: "cannot stat", Err: err}
+		}
+		if !fi.Mode().IsRegular() {
+			return &Error{Path: rel, Reason: fmt.Sprintf("is named by %s but is not a regular file (%s)", file, fi.Mode().Type())}
+		}
+		if err := w.add(rel, real); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func orDot(rel string) string {
+	if rel == "" {
+		return "."
+	}
+	return rel
+}
+
+type hashed struct {
+	i    int
+	file manifest.File
+	err  error
+}
+
+// hashAll hashes files on a pool of workers and returns them in order.
+func hashAll(ctx context.Context, files []pending, opts Options) ([]manifest.File, int64, error) {
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, max(len(files), 1))
+	var total int64
+	if opts.Progress != nil {
+		for _, f := range files {
+			if fi, err := os.Stat(f.abs); err == nil {
+				total += fi.Size()
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan int)
+	results := make(chan hashed, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, bufSize)
+			for i := range jobs {
+				f, err := hashFile(files[i], buf)
+				results <- hashed{i: i, file: f, err: err}
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for i := range files {
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+
+	out := make([]manifest.File, len(files))
+	var done, sum int64
+	var first error
+	for r := range results {
+		if r.err != nil {
+			if first == nil {
+				first = r.err
+				cancel()
+			}
+			continue
+		}
+		out[r.i] = r.file
+		sum += r.file.Size
+		if opts.Progress != nil {
+			done += r.file.Size
+			opts.Progress(done, max(total, done))
+		}
+	}
+	if first != nil {
+		return nil, 0, first
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	return out, sum, nil
+}
+
+// hashFile reads one file through buf and returns its manifest entry. A
+// file whose size changes while it is read is an error.
+func hashFile(p pending, buf []byte) (manifest.File, error) {
+	f, err := os.Open(p.abs)
+	if err != nil {
+		return manifest.File{}, &Error{Path: p.rel, Reason: "cannot open", Err: err}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return manifest.File{}, &Error{Path: p.rel, Reason: "cannot stat", Err: err}
+	}
+	if !fi.Mode().IsRegular() {
+		return manifest.File{}, &Error{Path: p.rel, Reason: "is no longer a regular file"}
+	}
+	h := sha256.New()
+	// Reading exactly the size saves the read that would see EOF; a
+	// file that shrank gives fewer bytes.
+	n, err := io.CopyBuffer(h, io.LimitReader(f, fi.Size()), buf)
+	if err != nil {
+		return manifest.File{}, &Error{Path: p.rel, Reason: "cannot read", Err: err}
+	}
+	if n != fi.Size() {
+		return manifest.File{}, &Error{Path: p.rel, Reason: fmt.Sprintf("changed while it was hashed (%d bytes read, size %d)", n, fi.Size())}
+	}
+	return manifest.File{
+		Path:        p.rel,
+		Size:        n,
+		SHA256:      hex.EncodeToString(h.Sum(nil)),
+		ContentType: ContentType(p.rel),
+	}, nil
+}

@@ -1,0 +1,131 @@
+package assets
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseList(t *testing.T) {
+	cdn := []string{"https://cdn.example/store/"}
+	tests := []struct {
+		name, doc, publicPath, format string
+		want                          []string
+	}{
+		{"vite", `{
+		  "index.html": {"file": "assets/index-B1.js", "src": "index.html", "isEntry": true,
+		    "imports": ["_shared-C2.js"], "dynamicImports": ["lazy.ts"], "css": ["assets/index-D3.css"], "assets": ["assets/logo-E4.svg"]},
+		  "_shared-C2.js": {"file": "assets/shared-C2.js", "name": "shared"},
+		  "lazy.ts": {"file": "assets/lazy-F5.js", "src": "lazy.ts", "isDynamicEntry": true, "css": ["assets/index-D3.css"]}
+		}`, "", FormatVite, []string{"assets/index-B1.js", "assets/index-D3.css", "assets/lazy-F5.js", "assets/logo-E4.svg", "assets/shared-C2.js"}},
+		{"webpack-manifest-plugin", `{"main.js": "/static/main.1a.js", "main.css": "/static/main.2b.css", "logo.png": "/static/logo.3c.png"}`,
+			"/static/", FormatWebpackManifest, []string{"logo.3c.png", "main.1a.js", "main.2b.css"}},
+		{"webpack-assets-manifest with integrity and entrypoints", `{
+		  "main.js": {"src": "main.1a.js", "integrity": "sha256-abc"},
+		  "entrypoints": {"main": {"assets": {"js": [{"src": "vendor.9z.js", "integrity": "sha256-def"}], "css": ["main.2b.css"]}}}
+		}`, "", FormatWebpackManifest, []string{"main.1a.js", "main.2b.css", "vendor.9z.js"}},
+		{"create-react-app asset-manifest", `{"files": {"main.js": "/static/js/main.1a.js", "index.html": "/index.html",
+		  "main.js.map": "/static/js/main.1a.js.map"}, "entrypoints": ["static/js/main.1a.js", "static/css/main.2b.css"]}`,
+			"", FormatAssetManifest, []string{"index.html", "static/css/main.2b.css", "static/js/main.1a.js", "static/js/main.1a.js.map"}},
+		{"assets-webpack-plugin", `{"main": {"js": "/main.1a.js", "css": ["/main.2b.css", "/extra.css"]}, "": {"png": ["/logo.png"]},
+		  "metadata": {"version": 3}}`, "", FormatAssetsPlugin, []string{"extra.css", "logo.png", "main.1a.js", "main.2b.css"}},
+		{"absolute URLs under the CDN, queries", `{"a.js": "https://cdn.example/store/a.1.js?v=1", "b.js": "//cdn.example/store/b.2.js#x"}`,
+			"", FormatWebpackManifest, []string{"a.1.js", "b.2.js"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := ParseList([]byte(tt.doc), tt.publicPath, cdn)
+			if err != nil {
+				t.Fatalf("ParseList = %v", err)
+			}
+			if l.Format != tt.format || !reflect.DeepEqual(l.Paths, tt.want) {
+				t.Errorf("ParseList = %s %q, want %s %q", l.Format, l.Paths, tt.format, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseListRefuses(t *testing.T) {
+	tests := []struct{ name, doc, want string }{
+		{"not an object", `["a.js"]`, "JSON object"},
+		{"empty", `{}`, "empty"},
+		{"unknown shape", `{"a": 1}`, "not a Vite manifest"},
+		{"vite import of a missing chunk", `{"a": {"file": "a.js", "imports": ["gone"]}}`, `imports "gone"`},
+		{"URL under no CDN base", `{"a.js": "https://elsewhere.example/a.js"}`, "none of the CDN bases"},
+		{"empty entry", `{"a.js": ""}`, "empty entry"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := ParseList([]byte(tt.doc), "", []string{"https://cdn.example/"})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ParseList(%s) = %v, %v; want an error containing %q", tt.doc, l, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestHashList(t *testing.T) {
+	dir := tree(t, map[string]string{
+		".vite/manifest.json": `{"index.html": {"file": "assets/index-B1.js", "css": ["assets/index-D3.css"]}}`,
+		"assets/index-B1.js":  "js", "assets/index-D3.css": "css", "robots.txt": "r",
+	})
+	list := filepath.Join(dir, ".vite", "manifest.json")
+	r, err := Hash(context.Background(), Options{Dir: dir, Lists: []string{list}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := paths(r), []string{"assets/index-B1.js", "assets/index-D3.css"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Hash(list) paths = %q, want %q", got, want)
+	}
+	r, err = Hash(context.Background(), Options{Dir: dir, Lists: []string{list}, Walk: true, Exclude: []string{".vite"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := paths(r), []string{"assets/index-B1.js", "assets/index-D3.css", "robots.txt"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Hash(list + walk) paths = %q, want %q", got, want)
+	}
+}
+
+func TestHashListRefuses(t *testing.T) {
+	outside := tree(t, map[string]string{"secret.js": "s"})
+	tests := []struct {
+		name, list, path string
+		setup            func(t *testing.T, dir string)
+		is               error
+	}{
+		{"a listed file is missing", `{"a.js": "gone.js"}`, "gone.js", nil, fs.ErrNotExist},
+		{"a listed path escapes", `{"a.js": "../secret.js"}`, "../secret.js", nil, nil},
+		{"a listed file is a symlink outside", `{"a.js": "link.js"}`, "link.js", func(t *testing.T, dir string) {
+			must(t, os.Symlink(filepath.Join(outside, "secret.js"), filepath.Join(dir, "link.js")))
+		}, nil},
+		{"a listed path goes through a directory symlink outside", `{"a.js": "out/secret.js"}`, "out/secret.js", func(t *testing.T, dir string) {
+			must(t, os.Symlink(outside, filepath.Join(dir, "out")))
+		}, nil},
+		{"a listed path is a directory", `{"a.js": "sub"}`, "sub", func(t *testing.T, dir string) {
+			must(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := tree(t, map[string]string{"ok.js": "ok"})
+			if tt.setup != nil {
+				tt.setup(t, dir)
+			}
+			list := filepath.Join(t.TempDir(), "manifest.json")
+			must(t, os.WriteFile(list, []byte(tt.list), 0o644))
+			_, err := Hash(context.Background(), Options{Dir: dir, Lists: []string{list}})
+			var ae *Error
+			if !errors.As(err, &ae) || ae.Path != tt.path {
+				t.Fatalf("Hash = %v, want an *Error naming %q", err, tt.path)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("Hash = %v, want it to wrap %v", err, tt.is)
+			}
+		})
+	}
+}

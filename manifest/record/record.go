@@ -1,0 +1,285 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/assets"
+	"github.com/lockstep-dev/lockstep/verify/registry"
+)
+
+// Image is one image of a release as given: its role name and reference.
+type Image struct {
+	Name string
+	Ref  string
+}
+
+// ParseImage parses "NAME=REF", e.g. "web=registry.example/store/web:v1".
+// A missing name or reference is a *manifest.ValidationError.
+func ParseImage(s string) (Image, error) {
+	name, ref, ok := strings.Cut(s, "=")
+	name, ref = strings.TrimSpace(name), strings.TrimSpace(ref)
+	if !ok || name == "" || ref == "" {
+		return Image{}, &manifest.ValidationError{Field: "image", Reason: fmt.Sprintf("%q: want NAME=REF, e.g. web=registry.example/store/web:v1", s)}
+	}
+	return Image{Name: name, Ref: ref}, nil
+}
+
+// PinFunc resolves one image reference; registry.Pin is the default.
+type PinFunc func(ctx context.Context, role, ref string) (*manifest.Image, error)
+
+// Options describe the release to record.
+type Options struct {
+	// Release is the service name; Generation its generation (≥ 1).
+	Release    string
+	Generation int64
+	// Images are pinned, each by its reference: a tag is resolved to its
+	// digest, and a reference by digest (repo@sha256:…) is resolved too,
+	// for its platforms' manifest and config digests.
+	Images []Image
+	// Assets says which files to hash. An empty Assets.Dir records no
+	// assets. Assets.CDN is set from CDN; a nil Assets.Logger is Logger.
+	Assets assets.Options
+	// CDN holds the base URLs the assets are served under (required with
+	// assets); Origin is the CDN's origin, optional.
+	CDN    []string
+	Origin string
+	// ExpiresIn, if positive, sets the manifest's expiresAt that long
+	// after its createdAt.
+	ExpiresIn time.Duration
+	// Source is where the release was built; nil takes it from the GitHub
+	// Actions environment (SourceFromEnv), or records none outside it.
+	Source *manifest.BuildSource
+	// Getenv reads the environment for Source; nil is os.Getenv.
+	Getenv func(string) string
+	// Now is the clock for createdAt; nil is time.Now.
+	Now func() time.Time
+	// Pin resolves images; nil is registry.Pin with Registry.
+	Pin      PinFunc
+	Registry registry.Options
+	// Logger receives progress; nil is silent.
+	Logger *slog.Logger
+}
+
+// Manifest pins the images and hashes the assets that opts name, at the
+// same time, and returns the release manifest, validated.
+//
+// Errors: a *manifest.ValidationError for options that cannot make a valid
+// manifest (checked before any network call or hashing); an *assets.Error
+// for an asset that cannot be recorded; from pinning, what registry.Pin
+// returns (a *verify.UnavailableError when the registry cannot be asked),
+// wrapped with the image's name.
+func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := check(opts); err != nil {
+		return nil, err
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	created := now().UTC().Truncate(time.Second)
+	m := &manifest.Manifest{
+		APIVersion: manifest.APIVersion,
+		Kind:       manifest.Kind,
+		Release:    manifest.Release{Name: opts.Release, Generation: opts.Generation, CreatedAt: created, Source: opts.Source},
+		Images:     []manifest.Image{},
+		Assets:     manifest.Assets{CDN: opts.CDN, Origin: opts.Origin, Files: []manifest.File{}},
+	}
+	if opts.ExpiresIn > 0 {
+		exp := created.Add(opts.ExpiresIn)
+		m.Release.ExpiresAt = &exp
+	}
+	if m.Release.Source == nil {
+		getenv := opts.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		m.Release.Source = SourceFromEnv(getenv)
+	}
+	if m.Assets.CDN == nil {
+		m.Assets.CDN = []string{}
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var hashed *assets.Result
+	var hashErr error
+	if opts.Assets.Dir != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ao := opts.Assets
+			ao.CDN = opts.CDN
+			if ao.Logger == nil {
+				ao.Logger = opts.Logger
+			}
+			hashed, hashErr = assets.Hash(ctx, ao)
+			if hashErr != nil {
+				cancel()
+			}
+		}()
+	}
+	images, pinErr := pinAll(ctx, opts, log)
+	if pinErr != nil {
+		cancel()
+	}
+	wg.Wait()
+	if err := cause(pinErr, hashErr); err != nil {
+		return nil, err
+	}
+	m.Images = images
+	if hashed != nil {
+		m.Assets.Files = hashed.Files
+		log.Info("hashed assets", "files", len(hashed.Files), "bytes", hashed.Bytes)
+	}
+	m.Assets.Fingerprint = manifest.Fingerprint(m.Assets.Files)
+	if len(m.Assets.Files) == 0 {
+		m.Assets.Fingerprint = manifest.Digest{}
+	}
+	if err := manifest.Validate(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// cause returns the first error that is not the cancellation one failure
+// caused in the other's work, or else the first error.
+func cause(errs ...error) error {
+	var first error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, context.Canceled) {
+			return err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// check refuses, before any work, options that cannot make a valid
+// manifest.
+func check(opts Options) error {
+	if err := manifest.ValidateName(opts.Release); err != nil {
+		return &manifest.ValidationError{Field: "release.name", Reason: err.Error()}
+	}
+	if opts.Generation < 1 {
+		return &manifest.ValidationError{Field: "release.generation", Reason: fmt.Sprintf("must be at least 1, got %d", opts.Generation)}
+	}
+	if opts.ExpiresIn < 0 {
+		return &manifest.ValidationError{Field: "release.expiresAt", Reason: "the expiry is in the past"}
+	}
+	if len(opts.Images) == 0 && opts.Assets.Dir == "" {
+		return &manifest.ValidationError{Reason: "nothing to record: give images, an asset directory, or both"}
+	}
+	seen := map[string]bool{}
+	for _, im := range opts.Images {
+		if err := manifest.ValidateName(im.Name); err != nil {
+			return &manifest.ValidationError{Field: "images." + im.Name, Reason: "image name " + err.Error()}
+		}
+		if seen[im.Name] {
+			return &manifest.ValidationError{Field: "images." + im.Name, Reason: "the image name appears twice"}
+		}
+		seen[im.Name] = true
+	}
+	if opts.Assets.Dir != "" && len(opts.CDN) == 0 {
+		return &manifest.ValidationError{Field: "assets.cdn", Reason: "a CDN base URL is required with assets"}
+	}
+	for i, base := range opts.CDN {
+		if err := manifest.ValidateBaseURL(base); err != nil {
+			return &manifest.ValidationError{Field: fmt.Sprintf("assets.cdn[%d]", i), Reason: err.Error()}
+		}
+	}
+	if opts.Origin != "" {
+		if err := manifest.ValidateBaseURL(opts.Origin); err != nil {
+			return &manifest.ValidationError{Field: "assets.origin", Reason: err.Error()}
+		}
+		for _, base := range opts.CDN {
+			if strings.TrimSuffix(base, "/") == strings.TrimSuffix(opts.Origin, "/") {
+				return &manifest.ValidationError{Field: "assets.origin", Reason: fmt.Sprintf("%s is the CDN itself: an origin pointing at its CDN loops", opts.Origin)}
+			}
+		}
+	}
+	return nil
+}
+
+// pinAll pins every image, a few at a time, and returns them sorted by
+// name. The first error in the order given wins.
+func pinAll(ctx context.Context, opts Options, log *slog.Logger) ([]manifest.Image, error) {
+	pin := opts.Pin
+	if pin == nil {
+		pin = func(ctx context.Context, role, ref string) (*manifest.Image, error) {
+			return registry.Pin(ctx, role, ref, opts.Registry)
+		}
+	}
+	out := make([]manifest.Image, len(opts.Images))
+	errs := make([]error, len(opts.Images))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, im := range opts.Images {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			p, err := pin(ctx, im.Name, im.Ref)
+			if err != nil {
+				errs[i] = fmt.Errorf("pinning image %s (%s): %w", im.Name, im.Ref, err)
+				return
+			}
+			log.Info("pinned", "image", im.Name, "ref", im.Ref, "digest", p.Digest.String(), "platforms", len(p.Platforms))
+			out[i] = *p
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// SourceFromEnv reads where a release was built from the GitHub Actions
+// environment: GITHUB_SERVER_URL and GITHUB_REPOSITORY give the repository
+// URL, GITHUB_SHA the commit, GITHUB_REF the ref, and GITHUB_RUN_ID (with
+// GITHUB_RUN_ATTEMPT above 1) the workflow run URL. It returns nil when
+// none of them is set.
+func SourceFromEnv(getenv func(string) string) *manifest.BuildSource {
+	server := strings.TrimSuffix(getenv("GITHUB_SERVER_URL"), "/")
+	if server == "" {
+		server = "https://github.com"
+	}
+	repo := getenv("GITHUB_REPOSITORY")
+	s := &manifest.BuildSource{Commit: getenv("GITHUB_SHA"), Ref: getenv("GITHUB_REF")}
+	if repo != "" {
+		s.Repository = server + "/" + repo
+		if run := getenv("GITHUB_RUN_ID"); run != "" {
+			s.WorkflowRunURL = server + "/" + repo + "/actions/runs/" + run
+			if a := getenv("GITHUB_RUN_ATTEMPT"); a != "" && a != "1" {
+				s.WorkflowRunURL += "/attempts/" + a
+			}
+		}
+	}
+	if *s == (manifest.BuildSource{}) {
+		return nil
+	}
+	return s
+}

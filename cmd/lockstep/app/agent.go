@@ -35,6 +35,8 @@ func agentCommand() *cli.Command {
 		UsageText: "lockstep agent [--listen ADDR] [--token-file FILE | --tls-cert FILE --tls-key FILE --client-ca FILE] --manifest SRC --image NAME --running SOURCE [--probe URL...]",
 		Flags:     append(flags, agentCheckFlags()...),
 		Action:    runAgent,
+		// An unknown or malformed flag is a usage error (exit 2).
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(err) },
 	}
 }
 

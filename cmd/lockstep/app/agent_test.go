@@ -21,6 +21,8 @@ func TestAgentCLIRefusesBadListen(t *testing.T) {
 		{"a certificate without its key", []string{"--tls-cert", "cert.pem"}, "go together"},
 		{"a client CA without TLS", []string{"--client-ca", "ca.pem"}, "needs --tls-cert"},
 		{"jitter out of range", []string{"--jitter", "1.5"}, "--jitter"},
+		{"an unknown flag", []string{"--bogus"}, "bogus"},
+		{"a malformed duration", []string{"--interval", "soon"}, "interval"},
 	}
 	for _, tt := range tests {
 		code, _, errOut := runFleetCLI(t, append([]string{"agent", "--identity", "hostname"}, tt.args...)...)

@@ -54,6 +54,8 @@ func fleetCheckCommand() *cli.Command {
 		ArgsUsage: "[TARGET...]",
 		Flags:     flags,
 		Action:    fleetCheck,
+		// An unknown or malformed flag is a usage error (exit 2).
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(err) },
 	}
 }
 

@@ -87,6 +87,8 @@ func TestFleetCheckCLI(t *testing.T) {
 		{"bad fraction", []string{"--manifest", okManifest, "--targets", "file:" + okTargets, "--max-unreachable", "2"}, ExitInvalid, ""},
 		{"bad format", []string{"--manifest", okManifest, "--targets", "file:" + okTargets, "--format", "yaml"}, ExitInvalid, ""},
 		{"no manifest", []string{"--targets", "file:" + okTargets}, ExitInvalid, ""},
+		{"an unknown flag", []string{"--manifest", okManifest, "--bogus"}, ExitInvalid, ""},
+		{"a malformed timeout", []string{"--manifest", okManifest, "--targets", "file:" + okTargets, "--timeout", "soon"}, ExitInvalid, ""},
 	}
 	for _, tt := range tests {
 		code, out, errOut := runFleetCLI(t, append(common, tt.args...)...)

@@ -36,6 +36,9 @@ func ParseImage(s string) (Image, error) {
 // PinFunc resolves one image reference; registry.Pin is the default.
 type PinFunc func(ctx context.Context, role, ref string) (*manifest.Image, error)
 
+// EmbedFunc returns the verification material of pinned images.
+type EmbedFunc func(ctx context.Context, images []manifest.Image) (*manifest.Verification, error)
+
 // Options describe the release to record.
 type Options struct {
 	// Release is the service name; Generation its generation (≥ 1).
@@ -65,6 +68,11 @@ type Options struct {
 	// Pin resolves images; nil is registry.Pin with Registry.
 	Pin      PinFunc
 	Registry registry.Options
+	// Embed, if set, returns the images' signature material to embed in
+	// the manifest (Manifest.Verification), e.g. verify/imagesig's
+	// Verifier.Embed: a consumer then verifies the images' signatures from
+	// the manifest alone. Its error fails the record.
+	Embed EmbedFunc
 	// Logger receives progress; nil is silent.
 	Logger *slog.Logger
 }
@@ -76,7 +84,7 @@ type Options struct {
 // manifest (checked before any network call or hashing); an *assets.Error
 // for an asset that cannot be recorded; from pinning, what registry.Pin
 // returns (a *verify.UnavailableError when the registry cannot be asked),
-// wrapped with the image's name.
+// wrapped with the image's name; Embed's error, wrapped.
 func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 	log := opts.Logger
 	if log == nil {
@@ -144,6 +152,16 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 	if hashed != nil {
 		m.Assets.Files = hashed.Files
 		log.Info("hashed assets", "files", len(hashed.Files), "bytes", hashed.Bytes)
+	}
+	if opts.Embed != nil && len(images) > 0 {
+		v, err := opts.Embed(ctx, images)
+		if err != nil {
+			return nil, fmt.Errorf("embedding the images' signatures: %w", err)
+		}
+		m.Verification = v
+		if v != nil {
+			log.Info("embedded image signatures", "signatures", len(v.Signatures))
+		}
 	}
 	m.Assets.Fingerprint = manifest.Fingerprint(m.Assets.Files)
 	if len(m.Assets.Files) == 0 {

@@ -22,14 +22,34 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/store"
 )
 
-// buildLockstep builds the lockstep binary once for the test.
+// binDir holds the lockstep binary the tests share; TestMain removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// buildLockstep builds the lockstep binary, once for all the tests.
 func buildLockstep(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "lockstep")
+	if binDir != "" {
+		return filepath.Join(binDir, "lockstep")
+	}
+	dir, err := os.MkdirTemp("", "lockstep-action-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "lockstep")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/lockstep-dev/lockstep/cmd/lockstep")
 	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	binDir = dir
 	return bin
 }
 

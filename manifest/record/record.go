@@ -33,9 +33,6 @@ func ParseImage(s string) (Image, error) {
 	return Image{Name: name, Ref: ref}, nil
 }
 
-// PinFunc resolves one image reference; registry.Pin is the default.
-type PinFunc func(ctx context.Context, role, ref string) (*manifest.Image, error)
-
 // EmbedFunc returns the verification material of pinned images.
 type EmbedFunc func(ctx context.Context, images []manifest.Image) (*manifest.Verification, error)
 
@@ -65,8 +62,8 @@ type Options struct {
 	Getenv func(string) string
 	// Now is the clock for createdAt; nil is time.Now.
 	Now func() time.Time
-	// Pin resolves images; nil is registry.Pin with Registry.
-	Pin      PinFunc
+	// Registry configures pinning (registry.Pin): its Client is the shared
+	// transport (nil: a new one with the default policy).
 	Registry registry.Options
 	// Embed, if set, returns the images' signature material to embed in
 	// the manifest (Manifest.Verification), e.g. verify/imagesig's
@@ -240,12 +237,6 @@ func check(opts Options) error {
 // pinAll pins every image, a few at a time, and returns them sorted by
 // name. The first error in the order given wins.
 func pinAll(ctx context.Context, opts Options, log *slog.Logger) ([]manifest.Image, error) {
-	pin := opts.Pin
-	if pin == nil {
-		pin = func(ctx context.Context, role, ref string) (*manifest.Image, error) {
-			return registry.Pin(ctx, role, ref, opts.Registry)
-		}
-	}
 	out := make([]manifest.Image, len(opts.Images))
 	errs := make([]error, len(opts.Images))
 	sem := make(chan struct{}, 8)
@@ -256,7 +247,7 @@ func pinAll(ctx context.Context, opts Options, log *slog.Logger) ([]manifest.Ima
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			p, err := pin(ctx, im.Name, im.Ref)
+			p, err := registry.Pin(ctx, im.Name, im.Ref, opts.Registry)
 			if err != nil {
 				errs[i] = fmt.Errorf("pinning image %s (%s): %w", im.Name, im.Ref, err)
 				return

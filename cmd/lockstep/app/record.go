@@ -107,7 +107,6 @@ func recordOutput(c *cli.Context) (record.Output, error) {
 		out.CheckCDN = &cdn.Options{
 			Client:   transport.New(transport.DefaultPolicy(), transport.WithLogger(log)),
 			Full:     c.Bool("check-cdn-full"),
-			Origin:   c.String("origin"),
 			Logger:   log,
 			Progress: progress(c, "checking assets on the CDN"),
 		}

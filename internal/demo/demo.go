@@ -197,7 +197,7 @@ func (e *Env) Refused(err error, want int) error {
 // Trust is how the demo's instances find and trust the release: the
 // store's production channel and the release's public key.
 func (e *Env) Trust() bootgate.Trust {
-	return bootgate.Trust{Store: e.Store, StoreURL: e.StoreURL, Release: e.Release, KeyPath: e.PublicKey}
+	return bootgate.Trust{Store: e.Store, StoreURL: e.StoreURL, Release: e.Release, KeyPath: e.PublicKey, KeyName: e.rel(e.PublicKey)}
 }
 
 func exitCode(err error) int {

@@ -34,8 +34,9 @@ type Trust struct {
 	Release  string
 	// Channel is the store channel (store.DefaultChannel when empty).
 	Channel string
-	// KeyPath is the public key (PEM) the manifest must be signed with.
-	KeyPath string
+	// KeyPath is the public key (PEM) the manifest must be signed with;
+	// KeyName how the printed command names it ("": KeyPath).
+	KeyPath, KeyName string
 }
 
 // Instances boots the demo's instances on loopback: each is its app (an
@@ -117,7 +118,11 @@ func (in *Instances) Boot(ctx context.Context, ref, cdnBase string, ids []string
 		channel = store.DefaultChannel
 	}
 	probeURL := "http://" + probe + "/"
-	in.command("admit", "--store", t.StoreURL, "--release", t.Release, "--key", t.KeyPath,
+	keyName := t.KeyName
+	if keyName == "" {
+		keyName = t.KeyPath
+	}
+	in.command("admit", "--store", t.StoreURL, "--release", t.Release, "--key", keyName,
 		"--image", "web", "--running", "docker:web", "--probe", probeURL)
 	upstream := store.ChannelSource{Store: t.Store, Release: t.Release, Channel: channel, Name: t.StoreURL}
 	d := admission.Check(ctx, admission.Config{

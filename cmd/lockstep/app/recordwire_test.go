@@ -184,3 +184,18 @@ func TestRecordEmbedSignatures(t *testing.T) {
 		t.Errorf("--embed-signatures without a signer: exit %d, want 2", code)
 	}
 }
+
+// What record --sign-key writes, the cosign CLI accepts.
+func TestRecordSignKeyCosignInterop(t *testing.T) {
+	cosign := sigtest.RequireCosign(t)
+	w := newRecordWire(t)
+	dir := t.TempDir()
+	priv, pub := keyPair(t, dir, "cosign")
+	out := filepath.Join(dir, "release.json")
+	if _, stderr, code := lockstepRun(t, "", w.args("--generation", "1", "--sign-key", priv, "--output", out)...); code != 0 {
+		t.Fatalf("record --sign-key: exit %d\n%s", code, stderr)
+	}
+	if got, err := cosign.Run(dir, "verify-blob", "--key", pub, "--signature", out+".sig", "--insecure-ignore-tlog", out); err != nil {
+		t.Errorf("cosign verify-blob of what record signed: %v\n%s", err, got)
+	}
+}

@@ -95,6 +95,12 @@ while IFS= read -r v; do args+=(--cdn "$v"); done < <(lines "${INPUT_CDN:-}")
 [ "${INPUT_CHECK_CDN:-false}" = true ] && args+=(--check-cdn)
 [ -n "${INPUT_STORE:-}" ] && args+=(--store "$INPUT_STORE" --channel "$channel")
 [ -n "$sign_key" ] && args+=(--sign-key "$sign_key")
+if [ "${INPUT_EMBED_SIGNATURES:-false}" = true ]; then
+  args+=(--embed-signatures)
+  [ -n "${INPUT_IMAGE_KEY:-}" ] && args+=(--image-key "$INPUT_IMAGE_KEY")
+  [ -n "${INPUT_CERTIFICATE_IDENTITY:-}" ] && args+=(--certificate-identity "$INPUT_CERTIFICATE_IDENTITY")
+  [ -n "${INPUT_CERTIFICATE_OIDC_ISSUER:-}" ] && args+=(--certificate-oidc-issuer "$INPUT_CERTIFICATE_OIDC_ISSUER")
+fi
 
 echo "lockstep ${args[*]}" >&2
 "$lockstep" "${args[@]}" >"$tmp/out" 2>"$tmp/err"

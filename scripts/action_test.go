@@ -344,6 +344,16 @@ func TestActionPublish(t *testing.T) {
 		}
 	})
 
+	t.Run("embed-signatures refuses an unsigned image", func(t *testing.T) {
+		r := runAction(t, bin, work, copyInputs(inputs, "EMBED_SIGNATURES", "true", "IMAGE_KEY", pub, "OUTPUT", "out/unsigned.json"))
+		if r.code != 1 || !strings.Contains(r.stdout, "::error title=lockstep record::") || !strings.Contains(r.stdout, "embedding the images' signatures") {
+			t.Errorf("exit %d, want 1 with an ::error\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		if p := channel(); p.Generation != 2 {
+			t.Errorf("after the refusal the channel names generation %d, want 2", p.Generation)
+		}
+	})
+
 	t.Run("generation auto needs a store", func(t *testing.T) {
 		r := runAction(t, bin, work, copyInputs(inputs, "STORE", ""))
 		if r.code != 2 || !strings.Contains(r.stdout, "generation: auto needs the store input") {

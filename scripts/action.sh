@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The logic of lockstep's GitHub Action (action.yml): install lockstep,
-# record the release manifest, optionally check that it can follow a
-# previous one, and report to GitHub:
-#   - outputs manifest=PATH and digest=sha256:… in $GITHUB_OUTPUT;
+# record the release manifest (pinning its images, optionally checking
+# every asset on the CDN and signing it), optionally check that it can
+# follow a previous one, optionally publish it to a store with a rising
+# generation, and report to GitHub:
+#   - outputs manifest=PATH, digest=sha256:…, signature=PATH (when signed)
+#     and generation=N in $GITHUB_OUTPUT;
 #   - a markdown job summary in $GITHUB_STEP_SUMMARY;
 #   - an ::error annotation on any refusal or failure, exiting with
 #     lockstep's exit code (1 refused, 2 invalid input, 3 could not verify).
@@ -39,6 +42,30 @@ output=${INPUT_OUTPUT:-lockstep-manifest.json}
 [ -n "$release" ] || fail 2 "lockstep record" "the release input is required"
 [ -n "$generation" ] || fail 2 "lockstep record" "the generation input is required"
 
+# The signing key: a file path or KMS URI; env://VAR, the PEM in that
+# environment variable (as cosign reads it); or the PEM itself (a secret
+# passed as the input). A PEM is written to a private temporary file.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+sign_key=${INPUT_SIGN_KEY:-}
+if [[ "$sign_key" == env://* ]]; then
+  var=${sign_key#env://}
+  [[ "$var" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] && [ -n "${!var:-}" ] ||
+    fail 2 "lockstep record" "sign-key $sign_key: the environment variable $var is not set"
+  sign_key=${!var}
+fi
+case "$sign_key" in
+-----BEGIN*)
+  (umask 077 && printf '%s\n' "$sign_key" >"$tmp/sign.key") || fail 3 "lockstep record" "cannot write the signing key to a temporary file"
+  sign_key="$tmp/sign.key"
+  ;;
+esac
+[ -n "${INPUT_SIGN_KEY_PASSWORD:-}" ] && export COSIGN_PASSWORD="$INPUT_SIGN_KEY_PASSWORD"
+case "$generation" in
+auto) [ -n "${INPUT_STORE:-}" ] || fail 2 "lockstep record" "generation: auto needs the store input (the generation comes from its channel)" ;;
+esac
+channel=${INPUT_CHANNEL:-production}
+
 # Install: the binary given, the action's own checkout, or a released version.
 lockstep=${LOCKSTEP_BIN:-}
 if [ -z "$lockstep" ]; then
@@ -65,9 +92,16 @@ while IFS= read -r v; do args+=(--exclude "$v"); done < <(lines "${INPUT_EXCLUDE
 while IFS= read -r v; do args+=(--cdn "$v"); done < <(lines "${INPUT_CDN:-}")
 [ -n "${INPUT_ORIGIN:-}" ] && args+=(--origin "$INPUT_ORIGIN")
 [ -n "${INPUT_EXPIRES_IN:-}" ] && args+=(--expires-in "$INPUT_EXPIRES_IN")
+[ "${INPUT_CHECK_CDN:-false}" = true ] && args+=(--check-cdn)
+[ -n "${INPUT_STORE:-}" ] && args+=(--store "$INPUT_STORE" --channel "$channel")
+[ -n "$sign_key" ] && args+=(--sign-key "$sign_key")
+if [ "${INPUT_EMBED_SIGNATURES:-false}" = true ]; then
+  args+=(--embed-signatures)
+  [ -n "${INPUT_IMAGE_KEY:-}" ] && args+=(--image-key "$INPUT_IMAGE_KEY")
+  [ -n "${INPUT_CERTIFICATE_IDENTITY:-}" ] && args+=(--certificate-identity "$INPUT_CERTIFICATE_IDENTITY")
+  [ -n "${INPUT_CERTIFICATE_OIDC_ISSUER:-}" ] && args+=(--certificate-oidc-issuer "$INPUT_CERTIFICATE_OIDC_ISSUER")
+fi
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 echo "lockstep ${args[*]}" >&2
 "$lockstep" "${args[@]}" >"$tmp/out" 2>"$tmp/err"
 rc=$?
@@ -93,8 +127,23 @@ if [ -n "${INPUT_PREVIOUS:-}" ]; then
   fi
 fi
 
+if [ -n "${INPUT_STORE:-}" ]; then
+  "$lockstep" publish --store "$INPUT_STORE" --channel "$channel" "$output" >"$tmp/pub" 2>"$tmp/err"
+  rc=$?
+  cat "$tmp/err" >&2
+  if [ "$rc" -ne 0 ]; then
+    msg=$(grep '^lockstep: ' "$tmp/err" | sed 's/^lockstep: //')
+    fail "$rc" "lockstep publish" "${msg:-$(cat "$tmp/err")}"
+  fi
+  # "RELEASE CHANNEL generation N DIGEST"
+  read -r _ _ _ generation _ <"$tmp/pub"
+  printf '\nPublished to `%s`: channel `%s` now names generation %s (`%s`).\n' "$INPUT_STORE" "$channel" "$generation" "$digest" | summary
+fi
+
 {
   echo "manifest=$output"
   echo "digest=$digest"
+  [ -n "$sign_key" ] && echo "signature=$output.sig"
+  echo "generation=$generation"
 } >>"$GITHUB_OUTPUT"
 echo "lockstep: recorded $release generation $generation in $output ($digest)" >&2

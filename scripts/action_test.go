@@ -4,6 +4,9 @@ package scripts
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -11,18 +14,42 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockstep-dev/lockstep/internal/demo/bootgate"
 	"github.com/lockstep-dev/lockstep/internal/memregistry"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/filestore"
+	"github.com/lockstep-dev/lockstep/manifest/signature"
+	"github.com/lockstep-dev/lockstep/manifest/store"
 )
 
-// buildLockstep builds the lockstep binary once for the test.
+// binDir holds the lockstep binary the tests share; TestMain removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// buildLockstep builds the lockstep binary, once for all the tests.
 func buildLockstep(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "lockstep")
+	if binDir != "" {
+		return filepath.Join(binDir, "lockstep")
+	}
+	dir, err := os.MkdirTemp("", "lockstep-action-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "lockstep")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/lockstep-dev/lockstep/cmd/lockstep")
 	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	binDir = dir
 	return bin
 }
 
@@ -33,8 +60,9 @@ type actionRun struct {
 }
 
 // runAction runs action.sh in a fresh simulated GitHub Actions job with
-// the given inputs (INPUT_* without the prefix).
-func runAction(t *testing.T, bin, work string, inputs map[string]string) actionRun {
+// the given inputs (INPUT_* without the prefix) and extra environment
+// (KEY=VALUE).
+func runAction(t *testing.T, bin, work string, inputs map[string]string, env ...string) actionRun {
 	t.Helper()
 	tmp := t.TempDir()
 	out, sum := filepath.Join(tmp, "github_output"), filepath.Join(tmp, "step_summary")
@@ -60,6 +88,7 @@ func runAction(t *testing.T, bin, work string, inputs map[string]string) actionR
 	for k, v := range inputs {
 		cmd.Env = append(cmd.Env, "INPUT_"+k+"="+v)
 	}
+	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
@@ -85,14 +114,7 @@ func TestAction(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	for p, c := range map[string]string{"dist/index.html": "<html>", "dist/assets/app-1a2b.js": "js", "dist/.vite/manifest.json": "{}"} {
-		if err := os.MkdirAll(filepath.Join(work, filepath.Dir(p)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(work, p), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, work, map[string]string{"dist/index.html": "<html>", "dist/assets/app-1a2b.js": "js", "dist/.vite/manifest.json": "{}"})
 	inputs := map[string]string{
 		"RELEASE": "store-web", "GENERATION": "3",
 		"IMAGES": "web=" + reg.Ref("store/web:v1") + "\n  api=" + reg.Ref("store/api:v1") + "\n\n",
@@ -108,7 +130,7 @@ func TestAction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "manifest=release.json\ndigest=" + manifest.SHA256(raw).String() + "\n"
+		want := "manifest=release.json\ndigest=" + manifest.SHA256(raw).String() + "\ngeneration=3\n"
 		if r.output != want {
 			t.Errorf("GITHUB_OUTPUT = %q, want %q", r.output, want)
 		}
@@ -190,6 +212,174 @@ func TestAction(t *testing.T) {
 			t.Errorf("exit %d, want 2 with an ::error\n%s", r.code, r.stdout)
 		}
 	})
+}
+
+// TestActionPublish is the CI step the product describes: pin, record,
+// check every asset on the CDN, sign, and publish with a rising
+// generation (generation: auto) to a file store.
+func TestActionPublish(t *testing.T) {
+	bin := buildLockstep(t)
+	reg := memregistry.Start()
+	defer reg.Close()
+	if _, err := memregistry.PushImage(reg.Ref("store/web:v1"), 256); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	writeTree(t, work, map[string]string{"dist/index.html": "<html>", "dist/assets/app-1a2b.js": "js"})
+	// The CDN serves the build, except one asset nobody uploaded.
+	files := http.FileServer(http.Dir(filepath.Join(work, "dist")))
+	cdn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/assets/late-9f8e.js" {
+			http.NotFound(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
+	defer cdn.Close()
+	keys := t.TempDir()
+	priv, pub, err := bootgate.GenerateKey(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey, err := os.ReadFile(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeDir := filepath.Join(t.TempDir(), "store")
+	inputs := map[string]string{
+		"RELEASE": "store-web", "GENERATION": "auto", "IMAGES": "web=" + reg.Ref("store/web:v1"),
+		"ASSETS": "dist", "CDN": cdn.URL + "/", "CHECK_CDN": "true",
+		"SIGN_KEY": string(pemKey), "STORE": "file://" + storeDir, "OUTPUT": "out/release.json",
+	}
+	channel := func() *manifest.Pointer {
+		t.Helper()
+		st, err := filestore.New(storeDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := st.Channel(context.Background(), "store-web", "production")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	verifySig := func(path string) {
+		t.Helper()
+		cmd := exec.Command(bin, "manifest", "verify", "--key", pub, path)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("manifest verify --key cosign.pub %s: %v\n%s", path, err, out)
+		}
+	}
+
+	for i, run := range []struct {
+		in  map[string]string
+		env []string
+	}{
+		{inputs, nil}, // the key as the secret's PEM
+		{copyInputs(inputs, "SIGN_KEY", "env://COSIGN_PRIVATE_KEY"), []string{"COSIGN_PRIVATE_KEY=" + string(pemKey)}},
+	} {
+		gen := i + 1
+		r := runAction(t, bin, work, run.in, run.env...)
+		if r.code != 0 {
+			t.Fatalf("action.sh publish #%d: exit %d\nstdout:\n%s\nstderr:\n%s", gen, r.code, r.stdout, r.stderr)
+		}
+		m, raw, err := manifest.ReadFile(filepath.Join(work, "out/release.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := manifest.SHA256(raw)
+		want := fmt.Sprintf("manifest=out/release.json\ndigest=%s\nsignature=out/release.json.sig\ngeneration=%d\n", d, gen)
+		if r.output != want || m.Release.Generation != int64(gen) {
+			t.Errorf("publish #%d: GITHUB_OUTPUT = %q, manifest generation %d; want %q", gen, r.output, m.Release.Generation, want)
+		}
+		if p := channel(); p.Generation != int64(gen) || p.Digest != d {
+			t.Errorf("publish #%d: the channel names generation %d %s, want %d %s", gen, p.Generation, p.Digest, gen, d)
+		}
+		verifySig(filepath.Join(work, "out/release.json"))
+		if !strings.Contains(r.summary, fmt.Sprintf("channel `production` now names generation %d", gen)) {
+			t.Errorf("the job summary does not say what was published:\n%s", r.summary)
+		}
+		if !strings.Contains(r.stderr, "2 ok") {
+			t.Errorf("the log lacks the CDN check:\n%s", r.stderr)
+		}
+	}
+	// The published manifest and its signature are in the store, as an
+	// instance reads them, and verify with the public key.
+	ctx := context.Background()
+	st, err := filestore.New(storeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.ChannelSource{Store: st, Release: "store-web", Channel: "production"}.Fetch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := signature.LoadVerifier(ctx, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := signature.NewVerifier(signature.Options{Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Verify(ctx, s); err != nil || len(s.Signature) == 0 {
+		t.Errorf("the store's generation 2 with its signature (%d bytes) does not verify: %v", len(s.Signature), err)
+	}
+
+	t.Run("refuses an asset that is not on the CDN and publishes nothing", func(t *testing.T) {
+		late := filepath.Join(work, "dist/assets/late-9f8e.js")
+		if err := os.WriteFile(late, []byte("late"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(late)
+		r := runAction(t, bin, work, copyInputs(inputs, "OUTPUT", "out/late.json"))
+		if r.code != 1 || !strings.Contains(r.stdout, "::error title=lockstep record::") || !strings.Contains(r.stdout, "assets/late-9f8e.js") {
+			t.Errorf("exit %d, want 1 with an ::error naming the asset\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(work, "out/late.json")); !os.IsNotExist(err) {
+			t.Errorf("a refused record left out/late.json (%v)", err)
+		}
+		if p := channel(); p.Generation != 2 || r.output != "" {
+			t.Errorf("after the refusal the channel names generation %d (want 2), outputs %q (want none)", p.Generation, r.output)
+		}
+	})
+
+	t.Run("embed-signatures refuses an unsigned image", func(t *testing.T) {
+		r := runAction(t, bin, work, copyInputs(inputs, "EMBED_SIGNATURES", "true", "IMAGE_KEY", pub, "OUTPUT", "out/unsigned.json"))
+		if r.code != 1 || !strings.Contains(r.stdout, "::error title=lockstep record::") || !strings.Contains(r.stdout, "embedding the images' signatures") {
+			t.Errorf("exit %d, want 1 with an ::error\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		if p := channel(); p.Generation != 2 {
+			t.Errorf("after the refusal the channel names generation %d, want 2", p.Generation)
+		}
+	})
+
+	t.Run("generation auto needs a store", func(t *testing.T) {
+		r := runAction(t, bin, work, copyInputs(inputs, "STORE", ""))
+		if r.code != 2 || !strings.Contains(r.stdout, "generation: auto needs the store input") {
+			t.Errorf("exit %d, want 2 with an ::error\n%s", r.code, r.stdout)
+		}
+	})
+
+	t.Run("a sign-key env variable that is not set", func(t *testing.T) {
+		r := runAction(t, bin, work, copyInputs(inputs, "SIGN_KEY", "env://NOPE"))
+		if r.code != 2 || !strings.Contains(r.stdout, "the environment variable NOPE is not set") {
+			t.Errorf("exit %d, want 2 with an ::error\n%s", r.code, r.stdout)
+		}
+	})
+}
+
+// writeTree writes files (path: contents) under root.
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func copyInputs(in map[string]string, kv ...string) map[string]string {

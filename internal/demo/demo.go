@@ -8,10 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/lockstep-dev/lockstep/internal/demo/bootgate"
 	"github.com/lockstep-dev/lockstep/internal/memregistry"
+	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/filestore"
 	"github.com/lockstep-dev/lockstep/verify"
 )
 
@@ -26,20 +30,15 @@ type Step struct {
 
 // Options configure Run.
 type Options struct {
-	// Dir keeps the demo's files (asset tree, manifests); "" uses a
-	// temporary directory, removed afterwards.
+	// Dir keeps the demo's files (build, CDN, store, keys, manifests); ""
+	// uses a temporary directory, removed afterwards.
 	Dir string
 	// Steps replaces Steps(), e.g. to run a part of the demo.
 	Steps []Step
 	// ExitCode maps an error to lockstep's exit code for the narrative;
-	// nil maps a mismatch to 1, an unavailable dependency to 3, an invalid
-	// input to 2.
+	// nil maps a mismatch or a generation refusal to 1, an invalid input
+	// to 2, anything else to 3.
 	ExitCode func(error) int
-	// PinPrevious is the check behind `lockstep pin --previous`: re-pin
-	// every image of prev and refuse each tag that moved with a
-	// *verify.MismatchError. nil re-pins with verify/registry and compares
-	// with manifest.Diff.
-	PinPrevious func(ctx context.Context, prev *manifest.Manifest) error
 }
 
 // Env is the world the steps share: the servers, the files, and what
@@ -47,32 +46,53 @@ type Options struct {
 type Env struct {
 	// Out is the narrative.
 	Out io.Writer
-	// Registry is the in-memory registry; CDN the base URL of the local
-	// CDN, which serves AssetDir.
+	// Registry is the in-memory registry; ImageRef the image's tag
+	// reference in it.
 	Registry *memregistry.Registry
-	CDN      string
-	AssetDir string
-	// Dir holds the manifests the steps write.
-	Dir string
-	// Release is the release name; ImageRef the image's tag reference.
-	Release  string
 	ImageRef string
+	// BuildDir is the build's output, the directory record hashes;
+	// CDNDir what the CDN (at base URL CDN) serves: a build's assets are
+	// on the CDN once uploaded there.
+	BuildDir, CDNDir, CDN string
+	// Dir holds the manifests, the key pair and the store.
+	Dir string
+	// Release is the release name.
+	Release string
+	// Store is the manifest store (a directory), StoreURL its --store URL.
+	Store    manifest.Store
+	StoreURL string
+	// Key and PublicKey are the release's signing key pair (PEM files).
+	Key, PublicKey string
 	// Manifest and ManifestPath are release v1 once recorded.
 	Manifest     *manifest.Manifest
 	ManifestPath string
-	exitCode     func(error) int
-	pinPrevious  func(ctx context.Context, prev *manifest.Manifest) error
+	// Served are the asset IDs the v1 build's page references.
+	Served []string
+	// Instances boots the instances whose boot gate runs.
+	Instances *bootgate.Instances
+	// Client carries every request the steps send.
+	Client   *transport.Client
+	exitCode func(error) int
 }
 
-// Steps is the demo, in order.
+// Steps is the demo, in order: the Epic Games Store outage of 2021-04-06,
+// and the stale publisher of AWS us-east-1 in October 2025.
 func Steps() []Step {
 	return []Step{
-		{"push an image: store/web:v1", pushImage},
-		{"pin it by digest", pinImage},
-		{"record release v1, generation 1: the image and every asset", recordRelease},
-		{"validate the manifest", validateManifest},
-		{"re-push other bytes under the same tag, silently", repushImage},
+		{"CI builds store v1, pushes store/web:v1 and uploads the build's assets to the CDN", pushRelease},
+		{"pin the image by digest", pinImage},
+		{"a key pair to sign releases with", makeKey},
+		{"record release v1: the image, every asset checked on the CDN, signed; the generation from the store", recordV1},
+		{"verify the signed manifest", verifyManifest},
+		{"publish generation 1 to the store's production channel", publishV1},
+		{"an instance of v1 boots: the boot gate admits it", admitGood},
+		{"CI silently re-pushes store/web:v1 with a build that serves a new asset ID", repush},
 		{"pin --previous: the moved tag is refused", refuseMovedTag},
+		{"a new instance boots during a scale-up: the boot gate refuses it", refuseNewInstance},
+		{"record the new build as v2 before its new asset is on the CDN: refused, nothing written", refuseV2OffCDN},
+		{"upload the new asset, record v2 (generation 2) and publish it", publishV2},
+		{"the scale-up instance boots again: admitted against v2", admitV2},
+		{"a delayed pipeline publishes generation 1 again: refused, the channel keeps generation 2", refuseStalePublisher},
 	}
 }
 
@@ -99,32 +119,43 @@ func Run(ctx context.Context, w io.Writer, opts Options) error {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	assetDir, err := writeAssets(dir, "v1")
+	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}
-	reg := memregistry.Start()
-	defer reg.Close()
-	cdn := httptest.NewServer(http.FileServer(http.Dir(assetDir)))
-	defer cdn.Close()
 	e := &Env{
-		Out: w, Registry: reg, CDN: cdn.URL + "/", AssetDir: assetDir, Dir: dir,
-		Release: "store-web", ImageRef: reg.Ref("store/web:v1"), exitCode: opts.ExitCode, pinPrevious: opts.PinPrevious,
-	}
-	if e.pinPrevious == nil {
-		e.pinPrevious = func(ctx context.Context, prev *manifest.Manifest) error {
-			return movedTags(ctx, prev, registryOptions())
-		}
+		Out: w, Dir: dir, Release: "store-web",
+		BuildDir: filepath.Join(dir, "dist"), CDNDir: filepath.Join(dir, "cdn"),
+		Client: transport.New(transport.DefaultPolicy()), exitCode: opts.ExitCode,
 	}
 	if e.exitCode == nil {
 		e.exitCode = exitCode
 	}
+	for _, d := range []string{e.BuildDir, e.CDNDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	storeDir := filepath.Join(dir, "store")
+	if e.Store, err = filestore.New(storeDir); err != nil {
+		return err
+	}
+	e.StoreURL = "file://" + storeDir
+	reg := memregistry.Start()
+	defer reg.Close()
+	e.Registry, e.ImageRef = reg, reg.Ref("store/web:v1")
+	cdn := httptest.NewServer(http.FileServer(http.Dir(e.CDNDir)))
+	defer cdn.Close()
+	e.CDN = cdn.URL + "/"
+	e.Instances = &bootgate.Instances{Dir: filepath.Join(dir, "instances"), Client: e.Client, Command: e.Command, Say: e.Say}
+	defer e.Instances.Close()
+
 	steps := opts.Steps
 	if steps == nil {
 		steps = Steps()
 	}
 	fmt.Fprintf(w, "lockstep demo: the Epic Games Store outage of 2021-04-06, replayed on loopback\n")
-	fmt.Fprintf(w, "  registry  %s (in memory)\n  cdn       %s (serving %s)\n", reg.Host, e.CDN, assetDir)
+	fmt.Fprintf(w, "  registry  %s (in memory)\n  cdn       %s (serving %s)\n  store     %s\n", reg.Host, e.CDN, e.CDNDir, e.StoreURL)
 	for i, s := range steps {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -163,12 +194,19 @@ func (e *Env) Refused(err error, want int) error {
 	return nil
 }
 
+// Trust is how the demo's instances find and trust the release: the
+// store's production channel and the release's public key.
+func (e *Env) Trust() bootgate.Trust {
+	return bootgate.Trust{Store: e.Store, StoreURL: e.StoreURL, Release: e.Release, KeyPath: e.PublicKey, KeyName: e.rel(e.PublicKey)}
+}
+
 func exitCode(err error) int {
 	var ve *manifest.ValidationError
+	var ge *manifest.GenerationError
 	switch {
 	case err == nil:
 		return 0
-	case verify.IsMismatch(err):
+	case verify.IsMismatch(err), errors.As(err, &ge):
 		return 1
 	case errors.As(err, &ve):
 		return 2

@@ -33,8 +33,8 @@ func ParseImage(s string) (Image, error) {
 	return Image{Name: name, Ref: ref}, nil
 }
 
-// PinFunc resolves one image reference; registry.Pin is the default.
-type PinFunc func(ctx context.Context, role, ref string) (*manifest.Image, error)
+// EmbedFunc returns the verification material of pinned images.
+type EmbedFunc func(ctx context.Context, images []manifest.Image) (*manifest.Verification, error)
 
 // Options describe the release to record.
 type Options struct {
@@ -62,9 +62,14 @@ type Options struct {
 	Getenv func(string) string
 	// Now is the clock for createdAt; nil is time.Now.
 	Now func() time.Time
-	// Pin resolves images; nil is registry.Pin with Registry.
-	Pin      PinFunc
+	// Registry configures pinning (registry.Pin): its Client is the shared
+	// transport (nil: a new one with the default policy).
 	Registry registry.Options
+	// Embed, if set, returns the images' signature material to embed in
+	// the manifest (Manifest.Verification), e.g. verify/imagesig's
+	// Verifier.Embed: a consumer then verifies the images' signatures from
+	// the manifest alone. Its error fails the record.
+	Embed EmbedFunc
 	// Logger receives progress; nil is silent.
 	Logger *slog.Logger
 }
@@ -76,7 +81,7 @@ type Options struct {
 // manifest (checked before any network call or hashing); an *assets.Error
 // for an asset that cannot be recorded; from pinning, what registry.Pin
 // returns (a *verify.UnavailableError when the registry cannot be asked),
-// wrapped with the image's name.
+// wrapped with the image's name; Embed's error, wrapped.
 func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 	log := opts.Logger
 	if log == nil {
@@ -144,6 +149,16 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 	if hashed != nil {
 		m.Assets.Files = hashed.Files
 		log.Info("hashed assets", "files", len(hashed.Files), "bytes", hashed.Bytes)
+	}
+	if opts.Embed != nil && len(images) > 0 {
+		v, err := opts.Embed(ctx, images)
+		if err != nil {
+			return nil, fmt.Errorf("embedding the images' signatures: %w", err)
+		}
+		m.Verification = v
+		if v != nil {
+			log.Info("embedded image signatures", "signatures", len(v.Signatures))
+		}
 	}
 	m.Assets.Fingerprint = manifest.Fingerprint(m.Assets.Files)
 	if len(m.Assets.Files) == 0 {
@@ -222,12 +237,6 @@ func check(opts Options) error {
 // pinAll pins every image, a few at a time, and returns them sorted by
 // name. The first error in the order given wins.
 func pinAll(ctx context.Context, opts Options, log *slog.Logger) ([]manifest.Image, error) {
-	pin := opts.Pin
-	if pin == nil {
-		pin = func(ctx context.Context, role, ref string) (*manifest.Image, error) {
-			return registry.Pin(ctx, role, ref, opts.Registry)
-		}
-	}
 	out := make([]manifest.Image, len(opts.Images))
 	errs := make([]error, len(opts.Images))
 	sem := make(chan struct{}, 8)
@@ -238,7 +247,7 @@ func pinAll(ctx context.Context, opts Options, log *slog.Logger) ([]manifest.Ima
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			p, err := pin(ctx, im.Name, im.Ref)
+			p, err := registry.Pin(ctx, im.Name, im.Ref, opts.Registry)
 			if err != nil {
 				errs[i] = fmt.Errorf("pinning image %s (%s): %w", im.Name, im.Ref, err)
 				return

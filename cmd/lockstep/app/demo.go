@@ -9,11 +9,15 @@ import (
 func demoCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "demo",
-		Usage: "replay the main job end to end on this machine: an embedded registry and CDN, pin, record, a moved tag refused",
-		Description: "Needs no network and nothing installed. Exits 0 when every step behaves as designed (the refusal\n" +
-			"of the moved tag included), non-zero when one does not.",
+		Usage: "replay the Epic 2021 outage end to end on this machine: pin, record (CDN-checked, signed), publish, boot gate, refusals",
+		Description: "Needs no network and nothing installed: an in-memory registry, a CDN, instances and a file store on\n" +
+			"loopback. Release v1 is recorded with --check-cdn, signed and published; an instance is admitted; the tag\n" +
+			"is silently re-pushed; pin --previous refuses the moved tag; a new instance is refused (image-digest-mismatch,\n" +
+			"asset-not-in-manifest, asset-missing-on-cdn); record --check-cdn refuses v2 until its new asset is on the CDN;\n" +
+			"a stale publisher is refused. Exits 0 when every step behaves as designed (every refusal included),\n" +
+			"non-zero when one does not.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "dir", Usage: "keep the demo's files (asset tree, manifests) in `DIR` instead of a temporary directory"},
+			&cli.StringFlag{Name: "dir", Usage: "keep the demo's files (build, CDN, store, keys, manifests) in `DIR` instead of a temporary directory"},
 		},
 		Action: func(c *cli.Context) error {
 			return demo.Run(c.Context, c.App.Writer, demo.Options{Dir: c.String("dir"), ExitCode: ExitCode})

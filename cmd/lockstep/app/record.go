@@ -1,39 +1,47 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
 
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/urfave/cli/v2"
 
-	"github.com/lockstep-dev/lockstep/internal/atomicfile"
 	"github.com/lockstep-dev/lockstep/internal/termbar"
+	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
 	"github.com/lockstep-dev/lockstep/manifest/record"
+	"github.com/lockstep-dev/lockstep/manifest/signature"
+	"github.com/lockstep-dev/lockstep/verify/cdn"
+	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
 func recordCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "record",
 		Usage:     "pin a release's images, hash its assets, and write its manifest",
-		UsageText: "lockstep record --release NAME --generation N --image NAME=REF... --assets DIR --cdn URL... [--output FILE]",
+		UsageText: "lockstep record --release NAME --generation N|auto --image NAME=REF... --assets DIR --cdn URL... [--check-cdn] [--sign-key KEY] [--output FILE]",
 		Description: "Every --image is resolved (a tag to its digest; a reference by digest for its platforms and config\n" +
 			"digests), every file under --assets (or named by --asset-list) is hashed, and the canonical manifest is\n" +
-			"written to --output atomically (its digest then goes to stdout), or to stdout. Nothing is written on failure.",
+			"written to --output atomically (its digest then goes to stdout), or to stdout. --check-cdn first checks\n" +
+			"every asset on every CDN base (the report goes to stderr); --embed-signatures embeds the images'\n" +
+			"verified signatures; --sign-key writes OUTPUT.sig. Nothing is written on failure or refusal.\n\n" +
+			"Exit codes: 0 written; 1 an asset missing or wrong on the CDN; 2 bad input (a flag, a path, an image that\n" +
+			"does not exist, a key that does not load); 3 the registry, the CDN or the store could not be asked.",
 		Flags:  recordFlags(),
 		Action: recordAction,
 	}
 }
 
-// recordFlags are record's flags; later flags (--check-cdn, --sign-key)
-// join this list.
+// recordFlags are record's flags.
 func recordFlags() []cli.Flag {
-	return []cli.Flag{
+	flags := []cli.Flag{
 		&cli.StringFlag{Name: "release", Usage: "the release (service) `NAME` (required)", EnvVars: []string{"LOCKSTEP_RELEASE"}},
-		&cli.StringFlag{Name: "generation", Usage: "the release generation `N` (required): at least 1, higher than any before it"},
+		&cli.StringFlag{Name: "generation", Usage: "the release generation `N` (required): at least 1, higher than any before it; \"auto\" takes the next one from --store's channel"},
 		&cli.StringSliceFlag{Name: "image", Usage: "an image of the release, `NAME=REF` (repeatable)"},
 		&cli.StringFlag{Name: "assets", Usage: "the `DIR` the CDN serves; every file in it is hashed"},
 		&cli.StringSliceFlag{Name: "asset-list", Usage: "a Vite (.vite/manifest.json) or webpack assets manifest `FILE` naming the assets to hash, instead of walking --assets (repeatable)"},
@@ -49,10 +57,22 @@ func recordFlags() []cli.Flag {
 		&cli.StringFlag{Name: "source-ref", Usage: "the ref (default: GITHUB_REF)"},
 		&cli.StringFlag{Name: "source-run-url", Usage: "the CI run URL (default: the GitHub Actions workflow run)"},
 		&cli.IntFlag{Name: "workers", Usage: "hash `N` files at once (default: one per CPU)"},
+		&cli.BoolFlag{Name: "check-cdn", Usage: "check every recorded asset on every CDN base before writing (lockstep cdn check); a missing or wrong asset refuses (exit 1)"},
+		&cli.BoolFlag{Name: "check-cdn-full", Usage: "with --check-cdn, download and hash every asset instead of trusting the CDN's headers"},
+		&cli.StringFlag{Name: "sign-key", Usage: "sign the manifest with this private `KEY` (cosign.key with COSIGN_PASSWORD, a PEM key, or a KMS URI), writing OUTPUT.sig", EnvVars: []string{"LOCKSTEP_SIGN_KEY"}},
+		&cli.StringFlag{Name: "bundle", Usage: "with --sign-key, also write a Sigstore bundle to `FILE` (e.g. OUTPUT.sigstore.json)"},
+		&cli.BoolFlag{Name: "embed-signatures", Usage: "verify the images' cosign signatures now (--image-key or the keyless flags) and embed them in the manifest, so booting instances verify them without the registry"},
 	}
+	flags = append(flags, storeFlags()...)
+	flags = append(flags, imageSignatureFlags()...)
+	return append(flags, identityFlags()...)
 }
 
 func recordAction(c *cli.Context) error {
+	out, err := recordOutput(c) // a key that does not load fails before any work
+	if err != nil {
+		return err
+	}
 	opts, err := recordOptions(c)
 	if err != nil {
 		return err
@@ -61,8 +81,13 @@ func recordAction(c *cli.Context) error {
 	if bar != nil {
 		opts.Assets.Progress = bar.Set
 	}
-	m, err := record.Manifest(c.Context, opts)
+	res, err := record.Record(c.Context, opts, out)
 	bar.Finish()
+	if res != nil && res.CDN != nil {
+		if werr := res.CDN.Write(c.App.ErrWriter, "text", Version); werr != nil {
+			return werr
+		}
+	}
 	var ae *assets.Error
 	if errors.As(err, &ae) {
 		return usage(err)
@@ -70,7 +95,42 @@ func recordAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeRecorded(c, m, c.String("output"))
+	return renderRecorded(c, res)
+}
+
+// recordOutput turns the flags on what to do with the manifest (check the
+// CDN, sign, write) into the library's Output.
+func recordOutput(c *cli.Context) (record.Output, error) {
+	out := record.Output{Path: c.String("output"), Bundle: c.String("bundle")}
+	if c.Bool("check-cdn") {
+		log := logger(c)
+		out.CheckCDN = &cdn.Options{
+			Client:   transport.New(transport.DefaultPolicy(), transport.WithLogger(log)),
+			Full:     c.Bool("check-cdn-full"),
+			Logger:   log,
+			Progress: progress(c, "checking assets on the CDN"),
+		}
+	} else if c.Bool("check-cdn-full") {
+		return out, usage(errors.New("--check-cdn-full needs --check-cdn"))
+	}
+	key := c.String("sign-key")
+	switch {
+	case key == "" && out.Bundle != "":
+		return out, usage(errors.New("--bundle needs --sign-key KEY"))
+	case key == "":
+		return out, nil
+	case out.Path == "":
+		return out, usage(errors.New("--sign-key needs --output FILE: the signature is written beside it"))
+	}
+	sv, err := signature.LoadSigner(c.Context, key, signature.EnvPassword)
+	if err != nil {
+		return out, keyErr(err)
+	}
+	opt := signature.SignOptions{Bundle: out.Bundle != ""}
+	out.Sign = func(ctx context.Context, raw []byte) (*signature.Signature, error) {
+		return signature.Sign(ctx, sv, raw, opt)
+	}
+	return out, nil
 }
 
 // recordOptions turns record's flags into the library's options.
@@ -80,10 +140,18 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 	if c.String("release") == "" {
 		return record.Options{}, usage(fmt.Errorf("--release NAME is required"))
 	}
-	gen, err := parseGeneration(c.String("generation"))
-	if err != nil {
+	var gen int64
+	var err error
+	if c.String("generation") == "auto" {
+		if gen, err = autoGeneration(c, c.String("release")); err != nil {
+			return record.Options{}, err
+		}
+		logger(c).Info("the next generation on the store", "store", c.String("store"), "channel", c.String("channel"), "generation", gen)
+	} else if gen, err = parseGeneration(c.String("generation")); err != nil {
 		return record.Options{}, err
 	}
+	log := logger(c)
+	client := transport.New(transport.DefaultPolicy(), transport.WithLogger(log))
 	opts := record.Options{
 		Release:    c.String("release"),
 		Generation: gen,
@@ -99,7 +167,8 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 		CDN:       c.StringSlice("cdn"),
 		Origin:    c.String("origin"),
 		ExpiresIn: c.Duration("expires-in"),
-		Logger:    logger(c),
+		Registry:  registry.Options{Client: client, Logger: log},
+		Logger:    log,
 	}
 	if len(opts.Assets.Lists) > 0 && opts.Assets.Dir == "" {
 		return opts, usage(fmt.Errorf("--asset-list needs --assets DIR, the directory its entries are relative to"))
@@ -113,6 +182,13 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 	}
 	if s := sourceOverride(c); s != nil {
 		opts.Source = s
+	}
+	if c.Bool("embed-signatures") {
+		v, err := imageVerifierFromFlags(c, nil, []remote.Option{remote.WithTransport(client.Transport())})
+		if err != nil {
+			return opts, err
+		}
+		opts.Embed = v.Embed
 	}
 	return opts, nil
 }
@@ -144,26 +220,20 @@ func sourceOverride(c *cli.Context) *manifest.BuildSource {
 	return s
 }
 
-// writeRecorded writes m's canonical encoding to path atomically, and its
-// digest to stdout; or, with no path, the encoding to stdout.
-func writeRecorded(c *cli.Context, m *manifest.Manifest, path string) error {
-	b, err := m.Encode()
-	if err != nil {
-		return err
-	}
-	d := manifest.SHA256(b)
-	if path == "" {
+// renderRecorded prints the manifest's digest (once written to a file)
+// or, with no file, the manifest itself to stdout.
+func renderRecorded(c *cli.Context, res *record.Result) error {
+	if res.Path == "" {
+		b := res.Raw
 		if termbar.IsTerminal(c.App.Writer) {
 			b = append(b, '\n') // for the prompt; a pipe or file gets the exact bytes
 		}
 		_, err := c.App.Writer.Write(b)
 		return err
 	}
-	if err := atomicfile.Write(path, b, 0o644); err != nil {
-		return err
-	}
-	logger(c).Info("wrote the manifest", "release", m.ID(), "file", path, "digest", d.String(),
-		"images", len(m.Images), "assets", len(m.Assets.Files))
-	_, err = fmt.Fprintln(c.App.Writer, d)
+	m := res.Manifest
+	logger(c).Info("wrote the manifest", "release", m.ID(), "file", res.Path, "digest", res.Digest.String(),
+		"images", len(m.Images), "assets", len(m.Assets.Files), "signature", res.Signature)
+	_, err := fmt.Fprintln(c.App.Writer, res.Digest)
 	return err
 }

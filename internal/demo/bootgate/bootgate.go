@@ -1,13 +1,17 @@
 // Package bootgate is the boot-gate part of `lockstep demo`: the Epic
-// 2021 scenario end to end. Release v1 is recorded and put on the CDN; a
-// good instance is admitted; CI silently re-pushes the tag with a build
-// that serves a new asset ID; a new instance booting during a scale-up is
-// refused with image-digest-mismatch and asset-missing-on-cdn.
+// 2021 scenario end to end. Release v1 is recorded, signed, published to a
+// file store and put on the CDN; a good instance is admitted; CI silently
+// re-pushes the tag with a build that serves a new asset ID; a new
+// instance booting during a scale-up is refused with image-digest-mismatch,
+// asset-not-in-manifest and asset-missing-on-cdn.
 //
 // It needs a registry and a CDN (a directory some web server serves) and
 // starts everything else itself, on loopback: each instance's app (an
-// HTTP server serving its page) and its Docker daemon (a Docker Engine API
-// on a unix socket reporting what the instance pulled).
+// HTTP server serving its page), its Docker daemon (a Docker Engine API on
+// a unix socket reporting what the instance pulled) and its trusted state
+// ([Instances]). Every instance reads the release from the store and
+// verifies its signature with the release's public key, as `lockstep
+// admit --store URL --release NAME --key PUB` does.
 package bootgate
 
 import (
@@ -15,22 +19,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
-
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/lockstep-dev/lockstep/admission"
-	"github.com/lockstep-dev/lockstep/admission/running"
-	"github.com/lockstep-dev/lockstep/admission/running/runningtest"
 	"github.com/lockstep-dev/lockstep/internal/scenario"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/filestore"
+	"github.com/lockstep-dev/lockstep/manifest/store"
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
@@ -40,8 +39,8 @@ type Env struct {
 	Registry string
 	// CDNDir is the directory the CDN serves at CDNBase.
 	CDNDir, CDNBase string
-	// WorkDir holds the manifest and the instances' sockets; empty means
-	// a temporary directory, removed at the end.
+	// WorkDir holds the key pair, the store, and the instances' sockets
+	// and state; empty means a temporary directory, removed at the end.
 	WorkDir string
 	// Out receives the story.
 	Out io.Writer
@@ -77,49 +76,52 @@ func Steps(env Env) ([]Step, func(), error) {
 	if p.env.Out == nil {
 		p.env.Out = io.Discard
 	}
+	var cleanups []func()
 	if p.env.WorkDir == "" {
 		dir, err := os.MkdirTemp("", "lockstep-bootgate-")
 		if err != nil {
 			return nil, nil, err
 		}
 		p.env.WorkDir = dir
-		p.cleanups = append(p.cleanups, func() { os.RemoveAll(dir) })
+		cleanups = append(cleanups, func() { os.RemoveAll(dir) })
 	}
+	p.instances = &Instances{
+		Dir: p.env.WorkDir, Client: p.client,
+		Command: func(args ...string) { p.say("$ lockstep %s", strings.Join(args, " ")) },
+		Say:     p.say,
+	}
+	cleanups = append(cleanups, p.instances.Close)
 	p.ref = env.Registry + "/store/web:v1"
 	cleanup := func() {
-		for i := len(p.cleanups) - 1; i >= 0; i-- {
-			p.cleanups[i]()
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
 		}
 	}
 	return []Step{
-		{"release v1 is built, pinned, recorded and its assets put on the CDN", p.release},
+		{"release v1 is built, pinned, recorded, signed, published and its assets put on the CDN", p.release},
 		{"an instance of v1 boots and is admitted", p.goodInstance},
 		{"CI silently re-pushes the v1 tag with a build that serves a new asset ID", p.repush},
 		{"a new instance boots during a scale-up and is refused", p.newInstance},
 	}, cleanup, nil
 }
 
-const platform = "linux/amd64"
-
 type play struct {
-	env          Env
-	client       *transport.Client
-	ref          string
-	manifestPath string
-	served       []string
-	newAsset     string
-	cleanups     []func()
-	instances    int
+	env       Env
+	client    *transport.Client
+	ref       string
+	trust     Trust
+	served    []string
+	newAsset  string
+	instances *Instances
 }
 
 func (p *play) say(format string, args ...any) { fmt.Fprintf(p.env.Out, "   "+format+"\n", args...) }
 
 func (p *play) release(ctx context.Context) error {
-	rt := p.client.Transport()
-	if err := scenario.Push(ctx, p.ref, 1, rt, platform); err != nil {
+	if err := scenario.Push(ctx, p.ref, 1, p.client.Transport(), Platform); err != nil {
 		return fmt.Errorf("pushing %s: %w", p.ref, err)
 	}
-	im, err := registry.Pin(ctx, "web", p.ref, registry.Options{Remote: []remote.Option{remote.WithTransport(rt)}})
+	im, err := registry.Pin(ctx, "web", p.ref, registry.Options{Client: p.client})
 	if err != nil {
 		return err
 	}
@@ -133,17 +135,41 @@ func (p *play) release(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.manifestPath = filepath.Join(p.env.WorkDir, "store-web.json")
-	if err := os.WriteFile(p.manifestPath, raw, 0o644); err != nil {
+	priv, pub, err := GenerateKey(p.env.WorkDir)
+	if err != nil {
 		return err
 	}
+	sign, err := SignFunc(ctx, priv)
+	if err != nil {
+		return err
+	}
+	sig, err := sign(ctx, raw)
+	if err != nil {
+		return err
+	}
+	signed, err := manifest.NewSigned(raw, "store-web.json")
+	if err != nil {
+		return err
+	}
+	signed.Signature = sig.Base64
+	dir := filepath.Join(p.env.WorkDir, "store")
+	st, err := filestore.New(dir)
+	if err != nil {
+		return err
+	}
+	ptr, err := store.Publish(ctx, st, signed, store.DefaultChannel, "demo")
+	if err != nil {
+		return err
+	}
+	p.trust = Trust{Store: st, StoreURL: "file://" + dir, Release: "store-web", KeyPath: pub}
 	p.served = scenario.Paths(files)[:6]
 	p.say("recorded %s: %d assets on %s, fingerprint %s", m.ID(), len(m.Assets.Files), base, m.Assets.Fingerprint)
+	p.say("signed with %s; published to %s: %s generation %d", priv, p.trust.StoreURL, ptr.Channel, ptr.Generation)
 	return nil
 }
 
 func (p *play) goodInstance(ctx context.Context) error {
-	d, err := p.boot(ctx, p.served)
+	d, err := p.instances.Boot(ctx, p.ref, p.env.CDNBase, p.served, p.trust)
 	if err != nil {
 		return err
 	}
@@ -154,97 +180,52 @@ func (p *play) goodInstance(ctx context.Context) error {
 }
 
 func (p *play) repush(ctx context.Context) error {
-	if err := scenario.Push(ctx, p.ref, 2, p.client.Transport(), platform); err != nil {
+	if err := scenario.Push(ctx, p.ref, 2, p.client.Transport(), Platform); err != nil {
 		return err
 	}
-	pulled, err := scenario.Pull(ctx, p.ref, platform, p.client.Transport())
+	pulled, err := scenario.Pull(ctx, p.ref, Platform, p.client.Transport())
 	if err != nil {
 		return err
 	}
-	p.newAsset = scenario.ID("js/app.js", "console.log('built again, by the re-push')")
+	p.newAsset = NewAssetID
 	p.say("%s now resolves to %s; the new build's page references %s, which nobody uploaded to the CDN", p.ref, strings.SplitN(pulled.RepoDigest, "@", 2)[1], p.newAsset)
 	p.say("every dashboard still says \"v1\" everywhere")
 	return nil
 }
 
 func (p *play) newInstance(ctx context.Context) error {
-	d, err := p.boot(ctx, append(slices.Clone(p.served), p.newAsset))
+	d, err := p.instances.Boot(ctx, p.ref, p.env.CDNBase, append(slices.Clone(p.served), p.newAsset), p.trust)
 	if err != nil {
 		return err
 	}
-	if d.Allowed {
-		return errors.New("the re-pushed instance was admitted")
-	}
-	for _, k := range []admission.Kind{admission.KindImageDigestMismatch, admission.KindAssetMissingOnCDN} {
-		if !d.Has(k) {
-			return fmt.Errorf("the re-pushed instance was refused without %s", k)
-		}
+	if err := Refused(d); err != nil {
+		return err
 	}
 	p.say("the instance never joins the fleet: with --lifecycle-hook, its lifecycle action is ABANDON and the group replaces it")
 	return nil
 }
 
-// boot starts an instance that pulled the tag and serves a page with the
-// given asset IDs, and runs the boot gate on it.
-func (p *play) boot(ctx context.Context, ids []string) (admission.Decision, error) {
-	p.instances++
-	pulled, err := scenario.Pull(ctx, p.ref, platform, p.client.Transport())
-	if err != nil {
-		return admission.Decision{}, err
-	}
-	page := scenario.Page(p.env.CDNBase, ids)
-	probe, err := p.serve("tcp", "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		io.WriteString(w, page)
-	}))
-	if err != nil {
-		return admission.Decision{}, err
-	}
-	sock := filepath.Join(p.env.WorkDir, fmt.Sprintf("docker-%d.sock", p.instances))
-	if _, err := p.serve("unix", sock, runningtest.DockerHandler(nil, runningtest.Container{
-		ID: fmt.Sprintf("%064x", p.instances), Name: "web", Reference: p.ref,
-		ImageID: pulled.ImageID, RepoDigests: []string{pulled.RepoDigest}, OS: "linux", Arch: "amd64",
-	})); err != nil {
-		return admission.Decision{}, err
-	}
-	src, err := running.Parse("docker:web", running.Options{DockerHost: "unix://" + sock})
-	if err != nil {
-		return admission.Decision{}, err
-	}
-	p.say("$ lockstep admit --manifest store-web.json --image web --running docker:web --probe http://%s/", probe)
-	d := admission.Check(ctx, admission.Config{
-		Source: manifest.FileSource{Path: p.manifestPath}, AllowUnsigned: true, Image: "web",
-		Running: src, Platform: platform, Probes: []string{"http://" + probe + "/"}, Client: p.client,
-		Timeout: 30 * time.Second,
-	})
-	p.render(d)
-	return d, nil
-}
+// NewAssetBody is the asset the re-pushed build serves, and NewAssetID
+// its content-addressed ID.
+const NewAssetBody = "console.log('built again, by the re-push')"
 
-func (p *play) render(d admission.Decision) {
-	verdict := "ADMITTED"
-	if !d.Allowed {
-		verdict = "REFUSED (exit 1)"
-		if d.Unverified {
-			verdict = "REFUSED: could not verify (exit 3)"
+// NewAssetID is the ID of NewAssetBody, which v1 never recorded.
+var NewAssetID = scenario.ID("js/app.js", NewAssetBody)
+
+// RefusalKinds are the findings the re-pushed instance must be refused
+// with.
+var RefusalKinds = []admission.Kind{admission.KindImageDigestMismatch, admission.KindAssetNotInManifest, admission.KindAssetMissingOnCDN}
+
+// Refused returns an error unless d refuses the re-pushed instance with
+// every one of RefusalKinds.
+func Refused(d admission.Decision) error {
+	if d.Allowed {
+		return errors.New("the re-pushed instance was admitted")
+	}
+	for _, k := range RefusalKinds {
+		if !d.Has(k) {
+			return fmt.Errorf("the re-pushed instance was refused without %s", k)
 		}
 	}
-	p.say("%s: running %s, %d assets served, %d CDN checks, %d requests in %s", verdict, d.RunningDigest, len(d.Served), d.CDNChecked, d.Requests, d.Duration.Round(time.Millisecond))
-	for _, f := range d.Findings {
-		if f.Severity == admission.Refuse {
-			p.say("  %s: %s", f.Kind, f.Message)
-		}
-	}
-}
-
-// serve serves h on a listener until cleanup and returns its address.
-func (p *play) serve(network, addr string, h http.Handler) (string, error) {
-	l, err := net.Listen(network, addr)
-	if err != nil {
-		return "", err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(l)
-	p.cleanups = append(p.cleanups, func() { srv.Close() })
-	return l.Addr().String(), nil
+	return nil
 }

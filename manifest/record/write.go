@@ -1,0 +1,116 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/lockstep-dev/lockstep/internal/atomicfile"
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/signature"
+	"github.com/lockstep-dev/lockstep/verify/cdn"
+)
+
+// Output says what Record does with the manifest once it is made.
+type Output struct {
+	// Path is the file the manifest is written to, atomically; "" writes
+	// nothing (the caller takes Result.Raw, e.g. to stdout).
+	Path string
+	// CheckCDN, if set, checks every recorded asset on every CDN base
+	// (verify/cdn.Check with these options) before anything is written:
+	// an asset that is missing or wrong refuses the release.
+	CheckCDN *cdn.Options
+	// Sign, if set, signs the manifest's bytes; the signature (cosign's
+	// base64 format) is written to Path + ".sig". It needs a Path.
+	Sign signature.SignFunc
+	// Bundle, with Sign, is where a Sigstore bundle is written too ("":
+	// none; Sign must then make one).
+	Bundle string
+}
+
+// Result is what Record made and wrote.
+type Result struct {
+	Manifest *manifest.Manifest
+	// Raw is the manifest's canonical encoding; Digest its SHA-256.
+	Raw    []byte
+	Digest manifest.Digest
+	// CDN is the CDN check's report, when Output.CheckCDN was set and the
+	// check ran (also when it refused the release).
+	CDN *cdn.Report
+	// Path, Signature and Bundle are the files written ("" for none).
+	Path, Signature, Bundle string
+}
+
+// Record is `lockstep record`: it makes the manifest (Manifest), checks
+// its assets on the CDN, signs it, and writes it with its signature beside
+// it, in that order, so that a refusal or a failure at any step writes
+// nothing. The manifest file is written before its signature: a reader
+// that finds the new manifest with an old signature refuses it, never the
+// reverse.
+//
+// Errors: those of Manifest; from the CDN check, what cdn.Check returns
+// (a *manifest.ValidationError for an origin that is the CDN) and the
+// report's verdict (Report.Err: a *verify.MismatchError for a missing or
+// wrong asset, a *verify.UnavailableError for an unreachable one), with a
+// Result carrying the report; a *manifest.ValidationError for Sign without
+// Path; signing's and writing's errors.
+func Record(ctx context.Context, opts Options, out Output) (*Result, error) {
+	if out.Sign != nil && out.Path == "" {
+		return nil, &manifest.ValidationError{Field: "output", Reason: "a signed manifest needs a file to write it to (its signature goes beside it)"}
+	}
+	if out.Sign == nil && out.Bundle != "" {
+		return nil, &manifest.ValidationError{Field: "bundle", Reason: "a bundle needs a signing key"}
+	}
+	m, err := Manifest(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Manifest: m}
+	if out.CheckCDN != nil {
+		if len(m.Assets.Files) == 0 {
+			return nil, &manifest.ValidationError{Field: "assets", Reason: "the CDN check needs assets to check: give --assets"}
+		}
+		rep, err := cdn.Check(ctx, m.Assets, *out.CheckCDN)
+		if err != nil {
+			return nil, fmt.Errorf("checking the assets on the CDN: %w", err)
+		}
+		res.CDN = rep
+		if err := rep.Err(); err != nil {
+			return res, fmt.Errorf("the CDN does not serve the release's assets: %w", err)
+		}
+	}
+	if res.Raw, err = m.Encode(); err != nil {
+		return nil, err
+	}
+	res.Digest = manifest.SHA256(res.Raw)
+	if out.Path == "" {
+		return res, nil
+	}
+	var sig *signature.Signature
+	if out.Sign != nil {
+		if sig, err = out.Sign(ctx, res.Raw); err != nil {
+			return nil, fmt.Errorf("signing the manifest: %w", err)
+		}
+		if out.Bundle != "" && sig.Bundle == nil {
+			return nil, errors.New("signing the manifest made no bundle")
+		}
+	}
+	if err := atomicfile.Write(out.Path, res.Raw, 0o644); err != nil {
+		return nil, err
+	}
+	res.Path = out.Path
+	if sig == nil {
+		return res, nil
+	}
+	res.Signature = out.Path + signature.SignatureSuffix
+	if err := atomicfile.Write(res.Signature, sig.Base64, 0o644); err != nil {
+		return nil, err
+	}
+	if out.Bundle != "" {
+		if err := atomicfile.Write(out.Bundle, sig.Bundle, 0o644); err != nil {
+			return nil, err
+		}
+		res.Bundle = out.Bundle
+	}
+	return res, nil
+}

@@ -14,13 +14,22 @@ import (
 // cannot classify (it would exit 3), after printing the help on stdout.
 // So each Required flag is made optional for urfave/cli, marked
 // "(required)" in its usage, and checked in its command's Before, which
-// says "--NAME is required". New calls it on every command.
+// says "--NAME is required". It also gives every command without one an
+// OnUsageError that makes an unknown or malformed flag a usage error
+// (urfave/cli does not fall back to the app's). New calls it on every
+// command.
 func requireFlags(cmds []*cli.Command, path string) {
 	cleared := map[cli.Flag]bool{}
 	var walk func(cmds []*cli.Command, path string)
 	walk = func(cmds []*cli.Command, path string) {
 		for _, cmd := range cmds {
 			full := path + " " + cmd.Name
+			if cmd.OnUsageError == nil {
+				// urfave/cli reports a command's flag errors through the
+				// command's OnUsageError, not the app's: an unknown or
+				// malformed flag is a usage error (exit 2) everywhere.
+				cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usage(err) }
+			}
 			var names []string
 			for _, f := range cmd.Flags {
 				rf, ok := f.(cli.RequiredFlag)

@@ -90,3 +90,26 @@ func TestMissingRequiredFlag(t *testing.T) {
 		t.Errorf("status without --release: exit %d, stdout %q, stderr %q; want 2 naming --release", code, out, errs)
 	}
 }
+
+// TestUnknownFlagEverywhere runs every command of the app, at every depth,
+// with a flag it does not have: each must be a usage error (exit 2) that
+// writes nothing to stdout.
+func TestUnknownFlagEverywhere(t *testing.T) {
+	var walk func(cmds []*cli.Command, path []string)
+	walk = func(cmds []*cli.Command, path []string) {
+		for _, cmd := range cmds {
+			if cmd.Name == "help" {
+				continue
+			}
+			args := append(append([]string(nil), path...), cmd.Name)
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				code, out, errs := run(t, append(args, "--no-such-flag")...)
+				if code != ExitInvalid || out != "" || !strings.Contains(errs, "no-such-flag") {
+					t.Errorf("exit %d, want %d naming the flag, and no stdout\nstdout:\n%s\nstderr:\n%s", code, ExitInvalid, out, errs)
+				}
+			})
+			walk(cmd.Subcommands, args)
+		}
+	}
+	walk(New().Commands, nil)
+}

@@ -63,7 +63,7 @@ func cdnCheck(c *cli.Context) error {
 	}
 	signed, err := src.Fetch(c.Context)
 	if err != nil {
-		return err
+		return inputError("--manifest", err)
 	}
 	log := logger(c)
 	p := transport.DefaultPolicy()

@@ -91,7 +91,7 @@ func TestCDNCheck(t *testing.T) {
 		{"origin elsewhere", []string{"cdn", "check", "--manifest", good, "--origin", dead.URL}, 0, "2 ok", ""},
 		{"CDN down", []string{"cdn", "check", "--manifest", down, "--timeout", "1s"}, 3, "NOT VERIFIED", "CDN unavailable"},
 		{"no manifest", []string{"cdn", "check"}, 2, "", "a manifest is required"},
-		{"manifest unreadable", []string{"cdn", "check", "--manifest", filepath.Join(t.TempDir(), "none.json")}, 3, "", "none.json"},
+		{"manifest file missing", []string{"cdn", "check", "--manifest", filepath.Join(t.TempDir(), "none.json")}, 2, "", "none.json"},
 		{"bad format", []string{"cdn", "check", "--manifest", good, "--format", "xml"}, 2, "", "--format"},
 		{"bad sample", []string{"cdn", "check", "--manifest", good, "--sample", "-1"}, 2, "", "--sample"},
 		{"bad concurrency", []string{"cdn", "check", "--manifest", good, "--concurrency", "0"}, 2, "", "--concurrency"},

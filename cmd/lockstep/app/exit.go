@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verify"
@@ -90,4 +91,14 @@ func Exit(err error, w io.Writer) int {
 		fmt.Fprintf(w, "lockstep: %v\n", err)
 	}
 	return code
+}
+
+// inputError makes a file that cannot be read (missing, a directory, no
+// permission) an input error (exit 2); other errors keep their type.
+func inputError(flag string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return usage(fmt.Errorf("%s: %w", flag, err))
+	}
+	return fmt.Errorf("%s: %w", flag, err)
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -238,16 +237,6 @@ func signatureReport(v *imagesig.Verifier, im *manifest.Image, refusal error) *i
 		r.Error = refusal.Error()
 	}
 	return r
-}
-
-// inputError makes a file that cannot be read (missing, a directory, no
-// permission) an input error (exit 2); other errors keep their type.
-func inputError(flag string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return usage(fmt.Errorf("%s: %w", flag, err))
-	}
-	return fmt.Errorf("%s: %w", flag, err)
 }
 
 func renderPin(c *cli.Context, form string, r pinReport) error {

@@ -61,6 +61,15 @@ func (m *Manifest) Indent() ([]byte, error) {
 // insignificant white space and no HTML escaping. Numbers are kept as
 // written.
 func Canonicalize(data []byte) ([]byte, error) {
+	if out, err := canonicalFast(data); err == nil {
+		return out, nil
+	}
+	return canonicalizeAny(data)
+}
+
+// canonicalizeAny is Canonicalize by decoding into any and encoding again:
+// the definition canonicalFast must match.
+func canonicalizeAny(data []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any

@@ -12,6 +12,11 @@ func (m *Manifest) Encode() ([]byte, error) {
 	if err := Validate(m); err != nil {
 		return nil, err
 	}
+	return m.canonical()
+}
+
+// canonical is Encode for a manifest already validated.
+func (m *Manifest) canonical() ([]byte, error) {
 	raw, err := marshal(m)
 	if err != nil {
 		return nil, err
@@ -22,7 +27,15 @@ func (m *Manifest) Encode() ([]byte, error) {
 // Digest returns the SHA-256 of m's canonical encoding: the manifest's
 // identity in stores, reports and signatures.
 func (m *Manifest) Digest() (Digest, error) {
-	b, err := m.Encode()
+	if err := Validate(m); err != nil {
+		return Digest{}, err
+	}
+	return m.digest()
+}
+
+// digest is Digest for a manifest already validated.
+func (m *Manifest) digest() (Digest, error) {
+	b, err := m.canonical()
 	if err != nil {
 		return Digest{}, err
 	}
@@ -48,6 +61,15 @@ func (m *Manifest) Indent() ([]byte, error) {
 // insignificant white space and no HTML escaping. Numbers are kept as
 // written.
 func Canonicalize(data []byte) ([]byte, error) {
+	if out, err := canonicalFast(data); err == nil {
+		return out, nil
+	}
+	return canonicalizeAny(data)
+}
+
+// canonicalizeAny is Canonicalize by decoding into any and encoding again:
+// the definition canonicalFast must match.
+func canonicalizeAny(data []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any

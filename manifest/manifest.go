@@ -1,6 +1,9 @@
 package manifest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -148,16 +151,23 @@ type EmbeddedSignature struct {
 // instance that serves exactly the files of a manifest reports the same
 // fingerprint as the manifest.
 func Fingerprint(files []File) Digest {
-	sorted := append([]File(nil), files...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
-	var b strings.Builder
-	for _, f := range sorted {
-		b.WriteString(f.SHA256)
-		b.WriteString("  ")
-		b.WriteString(f.Path)
-		b.WriteByte('\n')
+	less := func(a, b File) int { return strings.Compare(a.Path, b.Path) }
+	sorted := files
+	if !slices.IsSortedFunc(files, less) {
+		sorted = slices.Clone(files)
+		slices.SortStableFunc(sorted, less)
 	}
-	return SHA256([]byte(b.String()))
+	h := sha256.New()
+	buf := make([]byte, 0, 4096)
+	for _, f := range sorted {
+		buf = append(append(append(append(buf, f.SHA256...), "  "...), f.Path...), '\n')
+		if len(buf) >= 4096-256 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	h.Write(buf)
+	return Digest{Algorithm: "sha256", Hex: hex.EncodeToString(h.Sum(nil))}
 }
 
 // File returns the file at path and whether there is one.

@@ -36,7 +36,8 @@ func NewSigned(raw []byte, location string) (*Signed, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := m.Digest()
+	// Parse has validated m: its digest needs no second Validate.
+	d, err := m.digest()
 	if err != nil {
 		return nil, err
 	}

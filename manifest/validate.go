@@ -88,27 +88,29 @@ func Validate(m *Manifest) error {
 		}
 	}
 	for i, file := range a.Files {
-		f := fmt.Sprintf("assets.files[%d]", i)
+		// The field name is formatted only for an error: a manifest of
+		// 100,000 files is validated without 100,000 Sprintfs.
+		f := func(field string) string { return fmt.Sprintf("assets.files[%d].%s", i, field) }
 		if err := ValidatePath(file.Path); err != nil {
-			return invalid(f+".path", "%v", err)
+			return invalid(f("path"), "%v", err)
 		}
 		if i > 0 {
 			prev := a.Files[i-1].Path
 			if prev == file.Path {
-				return invalid(f+".path", "%q appears twice", file.Path)
+				return invalid(f("path"), "%q appears twice", file.Path)
 			}
 			if prev > file.Path {
-				return invalid(f+".path", "files are not sorted by path (%q after %q)", file.Path, prev)
+				return invalid(f("path"), "files are not sorted by path (%q after %q)", file.Path, prev)
 			}
 		}
 		if file.Size < 0 {
-			return invalid(f+".size", "is negative")
+			return invalid(f("size"), "is negative")
 		}
 		if len(file.SHA256) != 64 {
-			return invalid(f+".sha256", "want 64 hex digits, got %d", len(file.SHA256))
+			return invalid(f("sha256"), "want 64 hex digits, got %d", len(file.SHA256))
 		}
 		if err := lowerHex(file.SHA256); err != nil {
-			return invalid(f+".sha256", "%v", err)
+			return invalid(f("sha256"), "%v", err)
 		}
 	}
 	if len(a.Files) > 0 || !a.Fingerprint.IsZero() {
@@ -165,15 +167,19 @@ func ValidatePath(p string) error {
 			return fmt.Errorf("%q contains a control character", p)
 		}
 	}
-	for _, seg := range strings.Split(p, "/") {
+	for rest := p; ; {
+		seg, more, found := strings.Cut(rest, "/")
 		switch seg {
 		case "":
 			return fmt.Errorf("%q has an empty segment", p)
 		case ".", "..":
 			return fmt.Errorf("%q has a %q segment", p, seg)
 		}
+		if !found {
+			return nil
+		}
+		rest = more
 	}
-	return nil
 }
 
 // ValidateBaseURL checks a CDN or origin base URL: absolute http or https,

@@ -36,6 +36,9 @@ func (h *hostSlots) acquire(ctx context.Context, host string) (release func(), e
 // hostKey is the request's host:port, the default port made explicit.
 func hostKey(req *http.Request) string {
 	host, port := req.URL.Hostname(), req.URL.Port()
+	if port != "" && strings.ToLower(host) == host {
+		return req.URL.Host // already host:port, as JoinHostPort would write it
+	}
 	if port == "" {
 		port = "80"
 		if strings.EqualFold(req.URL.Scheme, "https") {

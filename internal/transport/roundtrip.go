@@ -127,8 +127,12 @@ func (e *LoopError) Error() string { return fmt.Sprintf("loop at %s: %s", e.URL,
 // of cdn-id [; parameters], over one or more header lines) names one CDN
 // more than once.
 func checkCDNLoop(req *http.Request, resp *http.Response) error {
+	values := resp.Header.Values("CDN-Loop")
+	if len(values) == 0 {
+		return nil
+	}
 	seen := map[string]bool{}
-	for _, v := range resp.Header.Values("CDN-Loop") {
+	for _, v := range values {
 		for _, part := range strings.Split(v, ",") {
 			tok := strings.TrimSpace(part)
 			if i := strings.IndexByte(tok, ';'); i >= 0 {

@@ -110,14 +110,14 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 		f   manifest.File
 		url string
 	}
-	var jobs []job
+	jobs := make([]job, 0, len(a.CDN)*len(files))
 	for _, base := range a.CDN {
+		b, err := baseURL(base)
+		if err != nil {
+			return nil, err
+		}
 		for _, f := range files {
-			u, err := assetURL(base, f.Path)
-			if err != nil {
-				return nil, err
-			}
-			jobs = append(jobs, job{f, u})
+			jobs = append(jobs, job{f, b.ResolveReference(&url.URL{Path: f.Path}).String()})
 		}
 	}
 	before := client.Stats()
@@ -219,11 +219,12 @@ func selectFiles(a manifest.Assets, opt Options) ([]manifest.File, error) {
 	return files, nil
 }
 
-// assetURL joins a CDN base and an asset path, escaping the path.
-func assetURL(base, path string) (string, error) {
+// baseURL parses a CDN base as a directory, for asset paths to be resolved
+// against it (escaped) with ResolveReference.
+func baseURL(base string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSuffix(base, "/") + "/")
 	if err != nil {
-		return "", fmt.Errorf("CDN base %q: %w", base, err)
+		return nil, fmt.Errorf("CDN base %q: %w", base, err)
 	}
-	return u.ResolveReference(&url.URL{Path: path}).String(), nil
+	return u, nil
 }

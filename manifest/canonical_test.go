@@ -1,0 +1,87 @@
+package manifest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// canonicalCases are documents whose canonical form canonicalFast must
+// produce exactly as decoding into any and encoding again does.
+var canonicalCases = []string{
+	`{}`, `[]`, `"x"`, `12`, `-0.5e+10`, `true`, `null`,
+	` { "b" : 1 , "a" : [ 1 , 2 , { } ] } `,
+	`{"b":{"d":1,"c":2},"a":[{"z":0,"y":1}]}`,
+	`{"é":1,"e":2,"E":3,"":4,"\u00e9x":5}`,
+	`{"k\"q":1,"k":2,"k\\":3}`,
+	`{"s":"\u0041\n\t\u0001 <&> \u2028 \u2029 / \/ \ud83d\ude00"}`,
+	"{\"s\":\"\u2028 raw\",\"t\":\"\xff invalid\",\"\xfe\":1}",
+	`{"n":1.000,"m":1e2,"o":-0,"p":123456789012345678901234567890}`,
+	`[1,[2,[3,[4]]],{"a":{"b":{"c":{}}}}]`,
+}
+
+func TestCanonicalFastMatchesAny(t *testing.T) {
+	docs := append([]string(nil), canonicalCases...)
+	files, _ := filepath.Glob("testdata/*.json")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(b))
+	}
+	m := testManifest()
+	raw, err := marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs = append(docs, string(raw))
+	for _, d := range docs {
+		want, err := canonicalizeAny([]byte(d))
+		if err != nil {
+			t.Fatalf("canonicalizeAny(%.60q): %v", d, err)
+		}
+		got, err := canonicalFast([]byte(d))
+		if err != nil {
+			t.Fatalf("canonicalFast(%.60q): %v", d, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("canonicalFast(%.60q)\n got %s\nwant %s", d, got, want)
+		}
+	}
+}
+
+// The fast path declines what the general path must decide: invalid JSON,
+// trailing data, a duplicate key; Canonicalize then answers as before.
+func TestCanonicalFastDeclines(t *testing.T) {
+	for _, d := range []string{`{"a":1,"a":2}`, `{"b":1,"a":2,"a":3}`, `{} x`, `{"a":}`, ``, `{"a":1} {}`} {
+		if _, err := canonicalFast([]byte(d)); err == nil {
+			t.Errorf("canonicalFast(%q) succeeded; want it to decline", d)
+		}
+		want, werr := canonicalizeAny([]byte(d))
+		got, gerr := Canonicalize([]byte(d))
+		if !bytes.Equal(got, want) || (werr == nil) != (gerr == nil) {
+			t.Errorf("Canonicalize(%q) = %s, %v; want %s, %v", d, got, gerr, want, werr)
+		}
+	}
+}
+
+func FuzzCanonicalize(f *testing.F) {
+	for _, d := range canonicalCases {
+		f.Add([]byte(d))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := canonicalFast(data)
+		if err != nil {
+			return
+		}
+		want, err := canonicalizeAny(data)
+		if err != nil {
+			t.Fatalf("canonicalFast accepted %q, canonicalizeAny refused it: %v", data, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("canonicalFast(%q) = %s, want %s", data, got, want)
+		}
+	})
+}

@@ -1,8 +1,6 @@
 package app
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -18,12 +16,8 @@ import (
 // runCDN runs the lockstep CLI and returns its stdout, stderr and exit code.
 func runCDN(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	var out, errw bytes.Buffer
-	a := New()
-	a.Writer, a.ErrWriter = &out, &errw
-	err := a.RunContext(context.Background(), append([]string{"lockstep"}, args...))
-	code := Exit(err, &errw)
-	return out.String(), errw.String(), code
+	code, out, errw := run(t, args...)
+	return out, errw, code
 }
 
 // cdnManifest writes a manifest whose assets are served (or not) by srv.

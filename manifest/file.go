@@ -33,14 +33,14 @@ func (f FileSource) Fetch(ctx context.Context) (*Signed, error) {
 	if err != nil {
 		return nil, err
 	}
-	sig, err := os.ReadFile(f.Path + ".sig")
+	sig, err := os.ReadFile(f.Path + SignatureSuffix)
 	switch {
 	case err == nil:
 		s.Signature = sig
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("reading signature: %w", err)
 	}
-	bundle, err := os.ReadFile(f.Path + ".sigstore.json")
+	bundle, err := os.ReadFile(f.Path + BundleSuffix)
 	switch {
 	case err == nil:
 		s.Bundle = bundle

@@ -151,20 +151,17 @@ func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
 // just stored), a sidecar there is replaced; otherwise one there is kept.
 func (s *Store) writeSidecars(path string, m *manifest.Signed, fresh bool) error {
 	base := strings.TrimSuffix(path, ".json")
-	for _, sc := range []struct {
-		ext  string
-		data []byte
-	}{{".sig", m.Signature}, {".sigstore.json", m.Bundle}} {
-		if len(sc.data) == 0 {
+	for _, sc := range m.Sidecars() {
+		if len(sc.Data) == 0 {
 			continue
 		}
-		p := base + sc.ext
+		p := base + sc.Suffix
 		if !fresh {
 			if _, err := os.Stat(p); err == nil {
 				continue
 			}
 		}
-		if err := atomicfile.Write(p, sc.data, 0o644); err != nil {
+		if err := atomicfile.Write(p, sc.Data, 0o644); err != nil {
 			return fmt.Errorf("putting %s: %w", m.Digest, err)
 		}
 	}
@@ -224,10 +221,10 @@ func (s *Store) Get(ctx context.Context, release string, d manifest.Digest) (*ma
 	}
 	signed.Location = s.String() + "/" + loc
 	base := strings.TrimSuffix(path, ".json")
-	if signed.Signature, err = readOptional(base + ".sig"); err != nil {
+	if signed.Signature, err = readOptional(base + manifest.SignatureSuffix); err != nil {
 		return nil, err
 	}
-	if signed.Bundle, err = readOptional(base + ".sigstore.json"); err != nil {
+	if signed.Bundle, err = readOptional(base + manifest.BundleSuffix); err != nil {
 		return nil, err
 	}
 	return signed, nil
@@ -378,7 +375,7 @@ func (s *Store) Delete(ctx context.Context, release string, d manifest.Digest) e
 		return fmt.Errorf("deleting %s: %w", d, err)
 	}
 	base := strings.TrimSuffix(path, ".json")
-	for _, ext := range []string{".sig", ".sigstore.json"} {
+	for _, ext := range manifest.SidecarSuffixes {
 		if err := os.Remove(base + ext); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("deleting %s%s: %w", d, ext, err)
 		}

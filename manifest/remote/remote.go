@@ -73,7 +73,7 @@ func (s *Source) Fetch(ctx context.Context) (*manifest.Signed, error) {
 	if err != nil {
 		return nil, err
 	}
-	sig, found, err := s.get(ctx, s.url+".sig", maxSignature)
+	sig, found, err := s.get(ctx, s.url+manifest.SignatureSuffix, maxSignature)
 	if err != nil {
 		return nil, err
 	}

@@ -162,16 +162,13 @@ func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
 // there already is kept (If-None-Match: *).
 func (s *Store) putSidecars(ctx context.Context, key string, m *manifest.Signed, onlyNew bool) error {
 	base := strings.TrimSuffix(key, ".json")
-	for _, sc := range []struct {
-		ext  string
-		data []byte
-	}{{".sig", m.Signature}, {".sigstore.json", m.Bundle}} {
-		if len(sc.data) == 0 {
+	for _, sc := range m.Sidecars() {
+		if len(sc.Data) == 0 {
 			continue
 		}
-		_, err := s.put(ctx, base+sc.ext, sc.data, "", onlyNew)
+		_, err := s.put(ctx, base+sc.Suffix, sc.Data, "", onlyNew)
 		if err != nil && !(onlyNew && isPrecondition(err)) {
-			return fmt.Errorf("putting %s%s: %w", m.Digest, sc.ext, err)
+			return fmt.Errorf("putting %s%s: %w", m.Digest, sc.Suffix, err)
 		}
 	}
 	return nil
@@ -202,9 +199,9 @@ func (s *Store) put(ctx context.Context, key string, data []byte, ifMatch string
 
 func contentType(key string) string {
 	switch {
-	case strings.Contains(key, "/channels/"), strings.HasSuffix(key, ".sigstore.json"):
+	case strings.Contains(key, "/channels/"), strings.HasSuffix(key, manifest.BundleSuffix):
 		return "application/json"
-	case strings.HasSuffix(key, ".sig"):
+	case strings.HasSuffix(key, manifest.SignatureSuffix):
 		return "text/plain"
 	case strings.Contains(key, "/manifests/"):
 		return manifest.MediaType
@@ -246,10 +243,10 @@ func (s *Store) Get(ctx context.Context, release string, d manifest.Digest) (*ma
 		return nil, err
 	}
 	base := strings.TrimSuffix(key, ".json")
-	if signed.Signature, err = s.getOptional(ctx, base+".sig"); err != nil {
+	if signed.Signature, err = s.getOptional(ctx, base+manifest.SignatureSuffix); err != nil {
 		return nil, err
 	}
-	if signed.Bundle, err = s.getOptional(ctx, base+".sigstore.json"); err != nil {
+	if signed.Bundle, err = s.getOptional(ctx, base+manifest.BundleSuffix); err != nil {
 		return nil, err
 	}
 	return signed, nil
@@ -472,7 +469,7 @@ func (s *Store) Delete(ctx context.Context, release string, d manifest.Digest) e
 		return err
 	}
 	base := strings.TrimSuffix(key, ".json")
-	for _, k := range []string{key, base + ".sig", base + ".sigstore.json"} {
+	for _, k := range []string{key, base + manifest.SignatureSuffix, base + manifest.BundleSuffix} {
 		_, err := s.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(k)})
 		if err != nil && !isNotFound(err) {
 			return fmt.Errorf("deleting s3://%s/%s: %w", s.bucket, k, err)

@@ -12,8 +12,8 @@ import (
 // The files beside a manifest file that hold its signature, as
 // manifest.FileSource reads them.
 const (
-	SignatureSuffix = ".sig"
-	BundleSuffix    = ".sigstore.json"
+	SignatureSuffix = manifest.SignatureSuffix
+	BundleSuffix    = manifest.BundleSuffix
 )
 
 // SignFunc signs a manifest's bytes: Sign with a key, or keyless.Sign.

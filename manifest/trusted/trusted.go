@@ -176,7 +176,7 @@ func (s *State) Accept(ctx context.Context, m *manifest.Signed) error {
 	for _, f := range []struct {
 		ext  string
 		data []byte
-	}{{".json", m.Raw}, {".sig", m.Signature}, {".sigstore.json", m.Bundle}} {
+	}{{".json", m.Raw}, {manifest.SignatureSuffix, m.Signature}, {manifest.BundleSuffix, m.Bundle}} {
 		if f.ext != ".json" && len(f.data) == 0 {
 			if err := os.Remove(base + f.ext); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("writing trusted state: %w", err)
@@ -218,10 +218,10 @@ func (s *State) Cached(release string) (m *manifest.Signed, at time.Time, ok boo
 	if err != nil {
 		return nil, time.Time{}, false, nil
 	}
-	if m.Signature, err = readOptional(base + ".sig"); err != nil {
+	if m.Signature, err = readOptional(base + manifest.SignatureSuffix); err != nil {
 		return nil, time.Time{}, false, err
 	}
-	if m.Bundle, err = readOptional(base + ".sigstore.json"); err != nil {
+	if m.Bundle, err = readOptional(base + manifest.BundleSuffix); err != nil {
 		return nil, time.Time{}, false, err
 	}
 	return m, rec.AcceptedAt, true, nil

@@ -1,0 +1,26 @@
+package manifest
+
+// The files kept beside a manifest, in a directory, a store or at a URL:
+// its cosign signature (MANIFEST.sig) and its Sigstore bundle
+// (MANIFEST.sigstore.json).
+const (
+	SignatureSuffix = ".sig"
+	BundleSuffix    = ".sigstore.json"
+)
+
+// Sidecar is one file kept beside a manifest: its suffix and its bytes
+// (empty when the manifest has none).
+type Sidecar struct {
+	Suffix string
+	Data   []byte
+}
+
+// Sidecars returns s's signature and bundle with the suffixes they are kept
+// under, empty ones included, so that writers and deleters name the files
+// the same way.
+func (s *Signed) Sidecars() []Sidecar {
+	return []Sidecar{{SignatureSuffix, s.Signature}, {BundleSuffix, s.Bundle}}
+}
+
+// SidecarSuffixes are the suffixes of every sidecar, for deleting them.
+var SidecarSuffixes = []string{SignatureSuffix, BundleSuffix}

@@ -83,6 +83,7 @@ func (x *extractor) add(where, raw string) {
 	if raw == "" || strings.HasPrefix(raw, "#") {
 		return
 	}
+	raw = browserURL(x.base, raw)
 	r := Reference{Where: where, URL: raw}
 	if u, err := x.base.Parse(raw); err == nil {
 		r.URL = u.String()
@@ -91,6 +92,26 @@ func (x *extractor) add(where, raw string) {
 		x.seen[r.URL] = true
 		x.refs = append(x.refs, r)
 	}
+}
+
+// browserURL is raw as a browser's URL parser reads it before resolving:
+// without ASCII tabs and newlines, and, for http(s) (a "special" scheme,
+// given or inherited from the base), with backslashes read as slashes.
+func browserURL(base *url.URL, raw string) string {
+	raw = strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return -1
+		}
+		return r
+	}, raw)
+	scheme := strings.ToLower(base.Scheme)
+	if i := strings.IndexAny(raw, ":/\\?#"); i > 0 && raw[i] == ':' {
+		scheme = strings.ToLower(raw[:i])
+	}
+	if scheme == "http" || scheme == "https" {
+		raw = strings.ReplaceAll(raw, "\\", "/")
+	}
+	return raw
 }
 
 func (x *extractor) addAttr(n *html.Node, ns, key, where string) {

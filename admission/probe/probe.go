@@ -202,26 +202,12 @@ func stylesheets(ctx context.Context, p *Page, page *url.URL, opt Options) error
 		if err := readableCSS(final, ct, body); err != nil {
 			return err
 		}
-		seen := map[string]bool{}
+		x := &extractor{base: final, seen: map[string]bool{}}
 		for _, q := range p.References {
-			seen[q.URL] = true
+			x.seen[q.URL] = true
 		}
-		for _, c := range cssURLs(string(body)) {
-			where := "stylesheet " + final.String()
-			if c.imported {
-				where = WhereImport
-			}
-			ref, err := final.Parse(strings.TrimSpace(c.url))
-			s := strings.TrimSpace(c.url)
-			if err == nil {
-				s = ref.String()
-			}
-			if s == "" || strings.HasPrefix(strings.TrimSpace(c.url), "#") || seen[s] {
-				continue
-			}
-			seen[s] = true
-			p.References = append(p.References, Reference{Where: where, URL: s})
-		}
+		x.addCSS("stylesheet "+final.String(), string(body))
+		p.References = append(p.References, x.refs...)
 	}
 	return nil
 }

@@ -749,7 +749,7 @@ func cdnFinding(r cdn.Result) *Finding {
 	case cdn.StatusLoop:
 		f.Kind = KindCDNLoop
 	default:
-		f.Kind = KindDependencyUnreachable
+		f.Kind = requestKind(r.Err)
 	}
 	return f
 }

@@ -160,7 +160,7 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		Image:      c.String("image"), Running: rs, Platform: c.String("platform"),
 		Probes: c.StringSlice("probe"), Sample: c.Int("sample"), AllAssets: c.Bool("all-assets"),
 		AllowHosts: c.StringSlice("allow-host"), AssetFreePages: c.Bool("asset-free-page"),
-		Client:     client, Timeout: c.Duration("timeout"), Logger: logger(c),
+		Client: client, Timeout: c.Duration("timeout"), Logger: logger(c),
 	}, nil
 }
 

@@ -18,8 +18,11 @@ import (
 // real nginx app serving crafted pages, with the release's manifest.
 type probeAttackEnv struct {
 	app, appDir, cdn, manifest string
-	valid                      string // a page that references the release's assets
-	config                     manifest.Digest
+	// movedManifest's CDN base is a path of the CDN that redirects to
+	// another origin.
+	movedManifest string
+	valid         string // a page that references the release's assets
+	config        manifest.Digest
 }
 
 func newProbeAttackEnv(t *testing.T) probeAttackEnv {
@@ -29,7 +32,7 @@ func newProbeAttackEnv(t *testing.T) probeAttackEnv {
 	if err := scenario.WriteFiles(cdnDir, files); err != nil {
 		t.Fatal(err)
 	}
-	cdn := testenv.Nginx(t, cdnDir, "location /moved/ { return 302 http://localhost$request_uri; }")
+	cdn := testenv.Nginx(t, cdnDir, "location /moved/ { return 302 http://localhost:$server_port$request_uri; }")
 	valid := scenario.Page(cdn, scenario.Paths(files))
 	// The app's crafted answers: content types, encodings and redirects
 	// are set by nginx itself.
@@ -54,6 +57,7 @@ func newProbeAttackEnv(t *testing.T) probeAttackEnv {
 		"css/plain.css":   `body{}`,
 		"css/clean.css":   `body { background: url(` + cdn + `/` + scenario.Paths(files)[1] + `) }`,
 		"cleansheet.html": valid + `<link rel=stylesheet href="/css/clean.css">`,
+		"moved.html":      scenario.Page(cdn+"/moved", scenario.Paths(files)),
 	}
 	for name, body := range pages {
 		path := filepath.Join(appDir, filepath.FromSlash(name))
@@ -78,6 +82,7 @@ func newProbeAttackEnv(t *testing.T) probeAttackEnv {
 		`location = /scheme { return 302 https://$host:$server_port/index.html; }`,
 		`location = /hostname { return 302 http://localhost:$server_port/index.html; }`,
 		`location = /metadata { return 302 http://169.254.169.254/latest/meta-data/; }`,
+		`location = /moved-release.json { return 302 `+cdn+`/release.json; }`,
 	)
 	conf := manifest.MustParseDigest("sha256:" + strings.Repeat("3", 64))
 	md := manifest.MustParseDigest("sha256:" + strings.Repeat("2", 64))
@@ -92,7 +97,15 @@ func newProbeAttackEnv(t *testing.T) probeAttackEnv {
 	if err := os.WriteFile(mpath, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return probeAttackEnv{app: app, appDir: appDir, cdn: cdn, manifest: mpath, valid: valid, config: conf}
+	_, raw, err = scenario.Manifest("store-web", 4, []manifest.Image{im}, []string{cdn + "/moved/"}, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(t.TempDir(), "moved.json")
+	if err := os.WriteFile(moved, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return probeAttackEnv{app: app, appDir: appDir, cdn: cdn, manifest: mpath, movedManifest: moved, valid: valid, config: conf}
 }
 
 // admitPage runs admit against probe (and extra flags) and returns the
@@ -300,4 +313,65 @@ func (e probeAttackEnv) page(t *testing.T, html string, alone bool) string {
 		t.Fatal(err)
 	}
 	return e.app + "/" + filepath.Base(f.Name())
+}
+
+// TestAttackRequests drives the requests the gate sends (class 10) from
+// admit and fleet check against real nginx: none goes to a link-local or
+// metadata address (each is refused before any connection), none follows
+// a redirect to another origin.
+func TestAttackRequests(t *testing.T) {
+	e := newProbeAttackEnv(t)
+	admit := func(manifestURL string, extra ...string) []string {
+		return append([]string{"admit", "--manifest", manifestURL, "--insecure-allow-unsigned", "--image", "web",
+			"--running", "digest:" + e.config.String(), "--platform", "linux/amd64", "--state-dir", filepath.Join(t.TempDir(), "state"),
+			"--timeout", "20s", "--format", "json"}, extra...)
+	}
+	fleet := func(target string) []string {
+		return []string{"fleet", "check", "--manifest", e.manifest, "--insecure-allow-unsigned", "--format", "json", target}
+	}
+	cases := []struct {
+		name string
+		args []string
+		code int
+		kind string // a refusing finding kind (admit) or problem kind (fleet check)
+	}{
+		{"class 10/manifest URL on the EC2 metadata address", admit("https://169.254.169.254/latest/user-data"), 1, "address-denied"},
+		{"class 10/manifest URL on IPv6 link-local", admit("https://[fe80::a9fe:a9fe]/release.json"), 1, "address-denied"},
+		{"class 10/manifest URL on IPv4-mapped metadata", admit("https://[::ffff:169.254.169.254]/release.json"), 1, "address-denied"},
+		{"class 10/manifest URL redirected to another origin", admit(e.app + "/moved-release.json"), 1, "redirect-off-origin"},
+		{"class 10/CDN asset redirected to another origin", admit(e.movedManifest, "--probe", e.app+"/moved.html"), 1, "redirect-off-origin"},
+		{"class 10/fleet check of the EC2 metadata address", fleet("http://169.254.169.254/v1/status"), 3, "request-refused"},
+		{"class 10/fleet check of the EC2 IPv6 metadata address", fleet("http://[fd00:ec2::254]/v1/status"), 3, "request-refused"},
+		{"class 10/fleet check of the ECS metadata address", fleet("http://169.254.170.2/v1/status"), 3, "request-refused"},
+		{"class 10/fleet check redirected to another origin", fleet(e.app + "/away"), 3, "request-refused"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := run(t, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s\n%s", code, tc.code, out, stderr)
+			}
+			var report struct {
+				Findings    []admission.Finding `json:"findings"`
+				Unreachable []struct {
+					Problem struct{ Kind string } `json:"problem"`
+				} `json:"unreachable"`
+			}
+			if err := json.Unmarshal([]byte(out), &report); err != nil {
+				t.Fatalf("no JSON report: %v\n%s", err, out)
+			}
+			var kinds []string
+			for _, f := range report.Findings {
+				if f.Severity == admission.Refuse {
+					kinds = append(kinds, string(f.Kind))
+				}
+			}
+			for _, u := range report.Unreachable {
+				kinds = append(kinds, u.Problem.Kind)
+			}
+			if !slices.Contains(kinds, tc.kind) {
+				t.Errorf("kinds %q, want %s", kinds, tc.kind)
+			}
+		})
+	}
 }

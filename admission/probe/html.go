@@ -94,16 +94,13 @@ func (x *extractor) add(where, raw string) {
 	}
 }
 
+var stripTabsNewlines = strings.NewReplacer("\t", "", "\n", "", "\r", "")
+
 // browserURL is raw as a browser's URL parser reads it before resolving:
 // without ASCII tabs and newlines, and, for http(s) (a "special" scheme,
 // given or inherited from the base), with backslashes read as slashes.
 func browserURL(base *url.URL, raw string) string {
-	raw = strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' {
-			return -1
-		}
-		return r
-	}, raw)
+	raw = stripTabsNewlines.Replace(raw)
 	scheme := strings.ToLower(base.Scheme)
 	if i := strings.IndexAny(raw, ":/\\?#"); i > 0 && raw[i] == ':' {
 		scheme = strings.ToLower(raw[:i])

@@ -169,4 +169,3 @@ func TestFetch(t *testing.T) {
 		t.Errorf("Fetch(closed port) = %v, want an UnavailableError", err)
 	}
 }
-

@@ -21,6 +21,7 @@ require (
 	github.com/sigstore/sigstore v1.10.3
 	github.com/sigstore/sigstore-go v1.1.4
 	github.com/sigstore/sigstore/pkg/signature/kms/aws v1.10.3
+	github.com/tdewolff/parse/v2 v2.8.20
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/net v0.48.0
 	golang.org/x/term v0.38.0

@@ -126,6 +126,10 @@ type Config struct {
 	// checked, and a build that loads code from a host nobody recorded is
 	// what a mistake or an attacker would produce.
 	AllowHosts []string
+	// AssetFreePages declares that the probed pages reference no asset: a
+	// page that references none is then accepted. Without it such a page
+	// refuses (probe-no-assets): it proves nothing about what is served.
+	AssetFreePages bool
 
 	// Client sends every request; nil means a client with the default
 	// policy. Decision.Requests is the growth of its Stats during the
@@ -161,7 +165,7 @@ func (c Config) withDefaults() Config {
 		c.Platform = DefaultPlatform()
 	}
 	if c.Client == nil {
-		c.Client = transport.New(transport.DefaultPolicy())
+		c.Client = transport.New(transport.DefaultPolicy(), transport.WithDeniedAddresses(transport.LinkLocal...), transport.WithSameOriginRedirects())
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
@@ -279,9 +283,28 @@ func (c *checker) close() Decision {
 	return d
 }
 
-// unreachable records a dependency that failed.
+// unreachable records a dependency that failed. A request the gate
+// refused to send or follow (a link-local address, a redirect to another
+// origin) and a probe that can prove nothing are refusals of their own
+// kinds, not "could not check".
 func (c *checker) unreachable(subject string, err error) {
-	c.add(Finding{Kind: KindDependencyUnreachable, Subject: subject, Message: err.Error()})
+	c.add(Finding{Kind: requestKind(err), Subject: subject, Message: err.Error()})
+}
+
+// requestKind is the kind of a failed request's finding.
+func requestKind(err error) Kind {
+	var de *transport.DeniedAddressError
+	var re *transport.RedirectError
+	var pe *probe.RefusalError
+	switch {
+	case errors.As(err, &de):
+		return KindAddressDenied
+	case errors.As(err, &pe) && pe.Reason == probe.ReasonRedirect, errors.As(err, &re):
+		return KindRedirectOffOrigin
+	case errors.As(err, &pe):
+		return KindProbeUnreadable
+	}
+	return KindDependencyUnreachable
 }
 
 func (c *checker) run(ctx context.Context) {
@@ -592,6 +615,14 @@ func (c *checker) served(m *manifest.Manifest, pages []*probe.Page, errs []error
 	if m == nil || len(cfg.Probes) == 0 {
 		return nil
 	}
+	if !cfg.AssetFreePages {
+		for _, p := range ok {
+			if one := probe.Map([]*probe.Page{p}, m.Assets.CDN); len(one.IDs) == 0 && len(one.Foreign) == 0 {
+				c.add(Finding{Kind: KindProbeNoAssets, Subject: p.URL, Want: "a page that references the release's assets",
+					Message: fmt.Sprintf("the probed page %s references no asset, and so proves nothing about what the instance serves (declare an asset-free page explicitly if it is one)", p.URL)})
+			}
+		}
+	}
 	mapped := probe.Map(ok, m.Assets.CDN)
 	files := make([]manifest.File, 0, len(mapped.IDs))
 	for _, id := range mapped.IDs {
@@ -718,7 +749,7 @@ func cdnFinding(r cdn.Result) *Finding {
 	case cdn.StatusLoop:
 		f.Kind = KindCDNLoop
 	default:
-		f.Kind = KindDependencyUnreachable
+		f.Kind = requestKind(r.Err)
 	}
 	return f
 }

@@ -29,6 +29,18 @@ const (
 	KindCDNLoop               Kind = "cdn-loop"
 	KindTLSExpiring           Kind = "tls-expiring"
 	KindTLSInvalid            Kind = "tls-invalid"
+	// KindProbeNoAssets: a probed page references no asset, and so proves
+	// nothing (unless Config.AssetFreePages).
+	KindProbeNoAssets Kind = "probe-no-assets"
+	// KindProbeUnreadable: a probed page (or stylesheet) is in a
+	// Content-Encoding or of a content type the probe cannot read.
+	KindProbeUnreadable Kind = "probe-unreadable"
+	// KindRedirectOffOrigin: a request of the check was redirected to
+	// another origin, which the gate never follows.
+	KindRedirectOffOrigin Kind = "redirect-off-origin"
+	// KindAddressDenied: a request of the check would have contacted a
+	// link-local or metadata address (see transport.LinkLocal).
+	KindAddressDenied Kind = "address-denied"
 	// KindInternalError is a bug in lockstep (a recovered panic): the
 	// instance is refused, as for any error.
 	KindInternalError Kind = "internal-error"

@@ -26,6 +26,7 @@ func ExampleCheck() {
 	cdn := httptest.NewServer(http.FileServer(http.Dir(filepath.Join(dir, "cdn"))))
 	defer cdn.Close()
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintf(w, `<link rel="stylesheet" href="%[1]s/css/site.5e6f7a8b.css"><script src="%[1]s/js/app.1a2b3c4d.js"></script>`, cdn.URL)
 	}))
 	defer app.Close()

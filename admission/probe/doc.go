@@ -1,14 +1,32 @@
 // Package probe fetches an instance's own pages and finds the static
 // assets they reference, as asset IDs (paths relative to a CDN base).
 //
-// HTML is parsed with golang.org/x/net/html. The references read are:
-// script src; link href (and imagesrcset) where rel is stylesheet,
-// preload, modulepreload, prefetch, icon, shortcut, apple-touch-icon,
-// apple-touch-icon-precomposed, mask-icon or manifest (but not a preload
-// as=fetch or as=document: data, not assets); img src and srcset;
-// source src and srcset; video src and poster; audio, track and embed
-// src; input type=image src; object data. A <base href> is honoured.
-// Inline CSS url() and scripts are not read.
+// HTML is parsed into a tree with golang.org/x/net/html (as a browser
+// parses it) and every element and attribute that makes a browser load a
+// subresource is read (see [Extract]): script src; link href (and
+// imagesrcset) where rel is stylesheet, preload, modulepreload, prefetch,
+// icon, shortcut, apple-touch-icon, apple-touch-icon-precomposed,
+// mask-icon or manifest (but not a preload as=fetch or as=document: data,
+// not assets); img and source src and srcset; video src and poster;
+// audio, track, embed, iframe and frame src; input type=image src; object
+// data; body, table, td and th background; html manifest; meta refresh;
+// the addresses of an import map (<script type=importmap>); in SVG, href
+// and xlink:href on every element but <a> (script, image, use, feImage,
+// paint servers) and url() in presentation attributes (fill, stroke,
+// filter, mask, clip-path, markers, cursor); CSS in <style>, in every
+// style attribute and in the stylesheets of the page's origin that Fetch
+// reads in turn (url(), src(), @import, image-set() and image() strings),
+// read with a CSS Syntax tokenizer (github.com/tdewolff/parse/v2/css).
+// An iframe's srcdoc and a noscript's content are parsed as documents of
+// their own. The first <base href> is honoured. A fragment-only
+// reference ("#x") is the document itself. Script code is not read: what
+// a script fetches at run time is beyond a static probe.
+//
+// A probe proves something or refuses: Fetch follows a redirect only on
+// the probed origin, and a body in a Content-Encoding it cannot decode or
+// of a content type it cannot read (neither HTML nor JSON, a charset
+// that is not ASCII-compatible, a stylesheet that is not text/css) is a
+// *RefusalError.
 //
 // A probe whose answer is JSON (Content-Type application/json, or a body
 // starting with '[' or '{' that is not HTML) is an asset list, in one of

@@ -2,8 +2,11 @@ package probe
 
 import (
 	"bytes"
+	"compress/flate"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -46,54 +49,180 @@ type Reference struct {
 // Options configure Fetch.
 type Options struct {
 	// Client sends the request; nil means a client with the default policy.
+	// Whatever the client's own rules, Fetch follows a redirect only on
+	// the probed URL's origin.
 	Client *transport.Client
-	// MaxSize bounds the body; 0 means DefaultMaxSize. A longer body is an
-	// error, not a truncated page.
+	// MaxSize bounds each body (the page, each stylesheet); 0 means
+	// DefaultMaxSize. A longer body is an error, not a truncated page.
 	MaxSize int64
+	// MaxStylesheets bounds the stylesheets of the page's origin read for
+	// their url() and @import references (DefaultMaxStylesheets when 0);
+	// a page that links more is refused, not read in part.
+	MaxStylesheets int
 }
 
-// Fetch GETs rawURL and parses it. A page that cannot be fetched, answers
-// with a status other than 200, or is over MaxSize is an
-// *verify.UnavailableError (the app is not serving); a JSON body in no
-// accepted shape is another error.
+// DefaultMaxStylesheets bounds the stylesheets one probe reads.
+const DefaultMaxStylesheets = 64
+
+// Reasons of a RefusalError.
+const (
+	ReasonRedirect        = "redirect"
+	ReasonContentEncoding = "content-encoding"
+	ReasonContentType     = "content-type"
+	ReasonTooManySheets   = "stylesheets"
+)
+
+// RefusalError reports a probe that can prove nothing: a redirect off the
+// probed origin, a body in a Content-Encoding the probe cannot decode, a
+// content type it cannot read, or more stylesheets than it reads. It is a
+// refusal (the instance serves something the gate cannot check), not an
+// unavailable dependency.
+type RefusalError struct {
+	URL    string
+	Reason string
+	Err    error
+}
+
+func (e *RefusalError) Error() string { return fmt.Sprintf("probe %s: %v", e.URL, e.Err) }
+func (e *RefusalError) Unwrap() error { return e.Err }
+
+// Fetch GETs rawURL and parses it; then it GETs every stylesheet of the
+// page's origin that the page (or such a stylesheet, by @import) links,
+// and adds their url() and @import references. A page that cannot be
+// fetched, answers with a status other than 200, or is over MaxSize is an
+// *verify.UnavailableError (the app is not serving); a redirect to another
+// origin, an undecodable Content-Encoding or an unreadable content type
+// is a *RefusalError; a JSON body in no accepted shape is another error.
 func Fetch(ctx context.Context, rawURL string, opt Options) (*Page, error) {
-	client := opt.Client
-	if client == nil {
-		client = transport.New(transport.DefaultPolicy())
+	if opt.Client == nil {
+		opt.Client = transport.New(transport.DefaultPolicy())
 	}
-	limit := opt.MaxSize
-	if limit <= 0 {
-		limit = DefaultMaxSize
+	if opt.MaxSize <= 0 {
+		opt.MaxSize = DefaultMaxSize
 	}
+	if opt.MaxStylesheets <= 0 {
+		opt.MaxStylesheets = DefaultMaxStylesheets
+	}
+	final, ct, body, err := get(ctx, rawURL, "text/html, application/json;q=0.9, */*;q=0.1", opt)
+	if err != nil {
+		return nil, err
+	}
+	p, err := Parse(final, ct, body)
+	if err != nil {
+		return nil, err
+	}
+	if p.Kind == "html" {
+		if err := stylesheets(ctx, p, final, opt); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// get fetches one body, under the probe's rules for redirects and
+// encodings.
+func get(ctx context.Context, rawURL, accept string, opt Options) (*url.URL, string, []byte, error) {
 	dep := "probe " + rawURL
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("probe %q: %w", rawURL, err)
+		return nil, "", nil, fmt.Errorf("probe %q: %w", rawURL, err)
 	}
-	req.Header.Set("Accept", "text/html, application/json;q=0.9, */*;q=0.1")
-	resp, err := client.HTTPClient().Do(req)
+	req.Header.Set("Accept", accept)
+	hc := opt.Client.HTTPClient()
+	clientRule := hc.CheckRedirect
+	hc.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if err := transport.CheckSameOrigin(r, via); err != nil {
+			return &RefusalError{URL: rawURL, Reason: ReasonRedirect, Err: err}
+		}
+		return clientRule(r, via)
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, verify.Unavailable(dep, err)
+		var re *RefusalError
+		if errors.As(err, &re) {
+			return nil, "", nil, re
+		}
+		return nil, "", nil, verify.Unavailable(dep, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if ce := strings.TrimSpace(resp.Header.Get("Content-Encoding")); ce != "" && !strings.EqualFold(ce, "identity") {
+		// Only what the client decodes itself (gzip, which it then
+		// removes from the header) is readable.
+		return nil, "", nil, &RefusalError{URL: rawURL, Reason: ReasonContentEncoding,
+			Err: fmt.Errorf("the body is in Content-Encoding %q, which the probe cannot decode", ce)}
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, opt.MaxSize+1))
 	if err != nil {
-		return nil, verify.Unavailable(dep, fmt.Errorf("reading: %w", err))
+		if resp.Uncompressed && (errors.Is(err, gzip.ErrHeader) || errors.Is(err, gzip.ErrChecksum) || isCorrupt(err)) {
+			return nil, "", nil, &RefusalError{URL: rawURL, Reason: ReasonContentEncoding, Err: fmt.Errorf("decoding the gzip body: %w", err)}
+		}
+		return nil, "", nil, verify.Unavailable(dep, fmt.Errorf("reading: %w", err))
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, verify.Unavailable(dep, fmt.Errorf("GET %s: %s", rawURL, resp.Status))
+		return nil, "", nil, verify.Unavailable(dep, fmt.Errorf("GET %s: %s", rawURL, resp.Status))
 	}
-	if int64(len(body)) > limit {
-		return nil, verify.Unavailable(dep, fmt.Errorf("page is over %d bytes", limit))
+	if int64(len(body)) > opt.MaxSize {
+		return nil, "", nil, verify.Unavailable(dep, fmt.Errorf("page is over %d bytes", opt.MaxSize))
 	}
-	return Parse(resp.Request.URL, resp.Header.Get("Content-Type"), body)
+	return resp.Request.URL, resp.Header.Get("Content-Type"), body, nil
 }
 
-// Parse finds the references of a page fetched from page.
+func isCorrupt(err error) bool {
+	var ce flate.CorruptInputError
+	return errors.As(err, &ce)
+}
+
+// stylesheets reads the stylesheets of the page's origin, breadth first,
+// adding their references to p.
+func stylesheets(ctx context.Context, p *Page, page *url.URL, opt Options) error {
+	origin := transport.Origin(page.Scheme, page.Host)
+	fetched := map[string]bool{}
+	for i := 0; i < len(p.References); i++ {
+		r := p.References[i]
+		if r.Where != WhereStylesheet && r.Where != WhereImport {
+			continue
+		}
+		u, err := url.Parse(r.URL)
+		if err != nil || transport.Origin(u.Scheme, u.Host) != origin {
+			continue
+		}
+		u.Fragment = ""
+		if fetched[u.String()] {
+			continue
+		}
+		if len(fetched) == opt.MaxStylesheets {
+			return &RefusalError{URL: p.URL, Reason: ReasonTooManySheets,
+				Err: fmt.Errorf("the page links more than %d stylesheets of its origin", opt.MaxStylesheets)}
+		}
+		fetched[u.String()] = true
+		final, ct, body, err := get(ctx, u.String(), "text/css, */*;q=0.1", opt)
+		if err != nil {
+			return err
+		}
+		if err := readableCSS(final, ct, body); err != nil {
+			return err
+		}
+		x := &extractor{base: final, seen: map[string]bool{}}
+		for _, q := range p.References {
+			x.seen[q.URL] = true
+		}
+		x.addCSS("stylesheet "+final.String(), string(body))
+		p.References = append(p.References, x.refs...)
+	}
+	return nil
+}
+
+// Parse finds the references of a page fetched from page. A content type
+// the probe cannot read (neither HTML nor JSON, or a charset that is not
+// ASCII-compatible) is a *RefusalError.
 func Parse(page *url.URL, contentType string, body []byte) (*Page, error) {
 	p := &Page{URL: page.String()}
-	if isJSON(contentType, body) {
-		p.Kind = "json"
+	kind, err := readable(contentType, body)
+	if err != nil {
+		return nil, &RefusalError{URL: p.URL, Reason: ReasonContentType, Err: err}
+	}
+	p.Kind = kind
+	if kind == "json" {
 		refs, err := parseJSON(page, body)
 		if err != nil {
 			return nil, fmt.Errorf("probe %s: %w", page, err)
@@ -101,168 +230,70 @@ func Parse(page *url.URL, contentType string, body []byte) (*Page, error) {
 		p.References = refs
 		return p, nil
 	}
-	p.Kind = "html"
-	p.References = parseHTML(page, body)
+	doc, err := html.Parse(bytes.NewReader(body))
+	if err != nil {
+		return nil, &RefusalError{URL: p.URL, Reason: ReasonContentType, Err: fmt.Errorf("parsing HTML: %w", err)}
+	}
+	p.References = Extract(page, doc)
 	return p, nil
 }
 
-func isJSON(contentType string, body []byte) bool {
-	mt, _, _ := mime.ParseMediaType(contentType)
+// asciiCharsets are the charsets whose bytes the probe reads as they are:
+// every URL a page can reference is ASCII in them.
+var asciiCharsets = map[string]bool{"": true, "utf-8": true, "utf8": true, "us-ascii": true, "ascii": true,
+	"iso-8859-1": true, "latin1": true, "windows-1252": true}
+
+// readable says how a body is read: "html" or "json", or why it cannot be.
+func readable(contentType string, body []byte) (string, error) {
+	mt, params := "", map[string]string{}
+	if strings.TrimSpace(contentType) != "" {
+		var err error
+		if mt, params, err = mime.ParseMediaType(contentType); err != nil {
+			return "", fmt.Errorf("content type %q: %w", contentType, err)
+		}
+	}
+	if cs := strings.ToLower(strings.TrimSpace(params["charset"])); !asciiCharsets[cs] {
+		return "", fmt.Errorf("charset %q: the probe reads ASCII-compatible pages only", cs)
+	}
+	if bytes.HasPrefix(body, []byte{0xFE, 0xFF}) || bytes.HasPrefix(body, []byte{0xFF, 0xFE}) {
+		return "", errors.New("the body is UTF-16 (a byte order mark): the probe reads ASCII-compatible pages only")
+	}
 	switch {
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-		return true
+		return "json", nil
 	case mt == "text/html" || mt == "application/xhtml+xml":
-		return false
+		return "html", nil
+	case mt != "":
+		return "", fmt.Errorf("content type %q is neither HTML nor JSON", mt)
 	}
 	b := bytes.TrimLeft(body, " \t\r\n\ufeff")
-	return len(b) > 0 && (b[0] == '[' || b[0] == '{')
+	if len(b) > 0 && (b[0] == '[' || b[0] == '{') {
+		return "json", nil
+	}
+	if sniffed, _, _ := mime.ParseMediaType(http.DetectContentType(body)); sniffed == "text/html" {
+		return "html", nil
+	}
+	return "", errors.New("no content type, and the body is neither HTML nor JSON")
 }
 
-// assetRels are the link relations whose href is an asset.
-var assetRels = map[string]bool{
-	"stylesheet": true, "preload": true, "modulepreload": true, "prefetch": true, "icon": true,
-	"shortcut": true, "apple-touch-icon": true, "apple-touch-icon-precomposed": true,
-	"mask-icon": true, "manifest": true,
-}
-
-// parseHTML walks the tokens of an HTML document.
-func parseHTML(page *url.URL, body []byte) []Reference {
-	base := page
-	var refs []Reference
-	seen := map[string]bool{}
-	add := func(where, raw string) {
-		raw = strings.TrimSpace(raw)
-		if raw == "" {
-			return
-		}
-		u, err := base.Parse(raw)
-		if err != nil {
-			refs = append(refs, Reference{Where: where, URL: raw})
-			return
-		}
-		s := u.String()
-		if !seen[s] {
-			seen[s] = true
-			refs = append(refs, Reference{Where: where, URL: s})
-		}
+// readableCSS refuses a stylesheet the probe cannot read: one served as
+// anything but text/css (a browser would not apply it either), or in a
+// charset that is not ASCII-compatible.
+func readableCSS(u *url.URL, contentType string, body []byte) error {
+	mt, params, err := mime.ParseMediaType(contentType)
+	switch {
+	case err != nil:
+		err = fmt.Errorf("stylesheet content type %q: %v", contentType, err)
+	case mt != "text/css":
+		err = fmt.Errorf("stylesheet content type %q is not text/css", mt)
+	case !asciiCharsets[strings.ToLower(strings.TrimSpace(params["charset"]))]:
+		err = fmt.Errorf("stylesheet charset %q: the probe reads ASCII-compatible stylesheets only", params["charset"])
+	case bytes.HasPrefix(body, []byte{0xFE, 0xFF}) || bytes.HasPrefix(body, []byte{0xFF, 0xFE}):
+		err = errors.New("the stylesheet is UTF-16")
+	default:
+		return nil
 	}
-	addSet := func(where, v string) {
-		for _, c := range srcset(v) {
-			add(where, c)
-		}
-	}
-	z := html.NewTokenizer(bytes.NewReader(body))
-	baseSet := false
-	for {
-		tt := z.Next()
-		if tt == html.ErrorToken {
-			return refs
-		}
-		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
-			continue
-		}
-		tok := z.Token()
-		attr := func(k string) (string, bool) {
-			for _, a := range tok.Attr {
-				if a.Namespace == "" && a.Key == k {
-					return a.Val, true
-				}
-			}
-			return "", false
-		}
-		name := tok.Data
-		switch name {
-		case "base":
-			if h, ok := attr("href"); ok && !baseSet {
-				if u, err := page.Parse(strings.TrimSpace(h)); err == nil {
-					base, baseSet = u, true
-				}
-			}
-		case "script", "audio", "track", "embed":
-			if v, ok := attr("src"); ok {
-				add(name+" src", v)
-			}
-		case "link":
-			rel, _ := attr("rel")
-			asset := false
-			for _, r := range strings.Fields(strings.ToLower(rel)) {
-				asset = asset || assetRels[r]
-			}
-			// A preload of data (as=fetch) or of a page is not a static
-			// asset.
-			if as, _ := attr("as"); strings.EqualFold(as, "fetch") || strings.EqualFold(as, "document") {
-				asset = false
-			}
-			if !asset {
-				continue
-			}
-			if v, ok := attr("href"); ok {
-				add("link href", v)
-			}
-			if v, ok := attr("imagesrcset"); ok {
-				addSet("link imagesrcset", v)
-			}
-		case "img", "source", "video", "input":
-			if name == "input" {
-				if t, _ := attr("type"); !strings.EqualFold(t, "image") {
-					continue
-				}
-			}
-			if v, ok := attr("src"); ok {
-				add(name+" src", v)
-			}
-			if v, ok := attr("srcset"); ok {
-				addSet(name+" srcset", v)
-			}
-			if v, ok := attr("poster"); ok && name == "video" {
-				add("video poster", v)
-			}
-		case "object":
-			if v, ok := attr("data"); ok {
-				add("object data", v)
-			}
-		}
-	}
-}
-
-// srcset returns the URLs of a srcset attribute (HTML's "parse a srcset
-// attribute", without the descriptors).
-func srcset(v string) []string {
-	var out []string
-	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
-	i := 0
-	for i < len(v) {
-		for i < len(v) && (isSpace(v[i]) || v[i] == ',') {
-			i++
-		}
-		start := i
-		for i < len(v) && !isSpace(v[i]) {
-			i++
-		}
-		u := v[start:i]
-		trailing := strings.HasSuffix(u, ",")
-		u = strings.TrimRight(u, ",")
-		if u != "" {
-			out = append(out, u)
-		}
-		if trailing {
-			continue
-		}
-		// Skip the descriptors up to the next comma outside parentheses.
-		depth := 0
-		for i < len(v) {
-			c := v[i]
-			if c == '(' {
-				depth++
-			} else if c == ')' && depth > 0 {
-				depth--
-			} else if c == ',' && depth == 0 {
-				break
-			}
-			i++
-		}
-	}
-	return out
+	return &RefusalError{URL: u.String(), Reason: ReasonContentType, Err: err}
 }
 
 // parseJSON reads an asset list in one of the documented shapes.

@@ -169,22 +169,3 @@ func TestFetch(t *testing.T) {
 		t.Errorf("Fetch(closed port) = %v, want an UnavailableError", err)
 	}
 }
-
-func FuzzParse(f *testing.F) {
-	f.Add("text/html", `<img srcset="a.png 1x, b.png 2x"><script src="x.js">`)
-	f.Add("application/json", `{"assets":["a"]}`)
-	f.Add("", `<link rel="icon preload" imagesrcset=",,, a(1), b">`)
-	u, _ := url.Parse("http://127.0.0.1:8080/")
-	f.Fuzz(func(t *testing.T, ct, body string) {
-		p, err := probe.Parse(u, ct, []byte(body))
-		if err != nil {
-			return
-		}
-		m := probe.Map([]*probe.Page{p}, cdn)
-		for _, id := range m.IDs {
-			if id == "" {
-				t.Fatalf("empty asset ID from %q", body)
-			}
-		}
-	})
-}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,10 @@ type Client struct {
 	requests atomic.Int64
 	retries  atomic.Int64
 	denied   atomic.Int64
+
+	// Guards (guard.go).
+	denyPrefixes []netip.Prefix
+	sameOrigin   bool
 
 	mu    sync.Mutex
 	certs map[string]Certificate

@@ -171,10 +171,12 @@ func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 // context has ended.)
 func RetryableError(err error) bool {
 	var le *LoopError
+	var de *DeniedAddressError
+	var re *RedirectError
 	var ne net.Error
 	var dns *net.DNSError
 	switch {
-	case err == nil, errors.As(err, &le), IsTLSError(err), errors.Is(err, context.Canceled):
+	case err == nil, errors.As(err, &le), errors.As(err, &de), errors.As(err, &re), IsTLSError(err), errors.Is(err, context.Canceled):
 		return false
 	case errors.As(err, &dns):
 		return dns.IsTimeout || dns.IsTemporary

@@ -19,6 +19,9 @@ type roundTripper struct{ c *Client }
 // read to its end, or at once on an error.
 func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := rt.c
+	if err := c.checkDenied(req); err != nil {
+		return nil, err
+	}
 	release, err := c.hosts.acquire(req.Context(), hostKey(req))
 	if err != nil {
 		return nil, err
@@ -152,8 +155,13 @@ func checkCDNLoop(req *http.Request, resp *http.Response) error {
 }
 
 // checkRedirect refuses a redirect chain that revisits a URL or passes
-// MaxRedirects hops.
+// MaxRedirects hops, and (WithSameOriginRedirects) one to another origin.
 func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
+	if c.sameOrigin {
+		if err := CheckSameOrigin(req, via); err != nil {
+			return err
+		}
+	}
 	for _, v := range via {
 		if v.URL.String() == req.URL.String() {
 			return &LoopError{URL: req.URL.String(), Reason: "redirect chain revisits the URL"}

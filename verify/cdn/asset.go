@@ -130,7 +130,7 @@ func (c *checker) send(ctx context.Context, method, u string, firstByte bool, re
 		case transport.IsTLSError(err):
 			res.Status, res.Reason = StatusTLS, err.Error()
 		default:
-			res.Status, res.Reason = StatusUnreachable, err.Error()
+			res.Status, res.Reason, res.Err = StatusUnreachable, err.Error(), err
 		}
 		return nil, false
 	}

@@ -49,7 +49,11 @@ type Result struct {
 	// headers that stated it ("x-amz-checksum-sha256", "etag", "digest",
 	// "repr-digest"). Empty: the size alone was checked.
 	Verified []string `json:"verified,omitempty"`
-	Reason   string   `json:"reason,omitempty"`
+	// Err is the request's error when it failed before any answer (not
+	// in JSON): a caller tells a request its client refused to send or
+	// follow (transport.DeniedAddressError, transport.RedirectError) by it.
+	Err    error  `json:"-"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // TLS endpoint statuses.

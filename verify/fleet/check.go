@@ -205,6 +205,11 @@ func (o *Options) fetch(ctx context.Context, hc *http.Client, t Target) (*status
 
 func netProblem(ctx context.Context, err error) *Problem {
 	var ne net.Error
+	var de *transport.DeniedAddressError
+	var re *transport.RedirectError
+	if errors.As(err, &de) || errors.As(err, &re) {
+		return &Problem{Kind: ProblemRequestRefused, Message: err.Error()}
+	}
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) {
 		return &Problem{Kind: ProblemTimeout, Message: err.Error()}
 	}

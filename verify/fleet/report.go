@@ -45,15 +45,19 @@ const (
 // The kinds of problem that leave an instance without a usable status,
 // stable in JSON. Each counts as unreachable.
 const (
-	ProblemNoAddress    = "no-address"
-	ProblemUnreachable  = "unreachable"
-	ProblemTimeout      = "timeout"
-	ProblemDeadline     = "deadline"
-	ProblemUnauthorized = "unauthorized"
-	ProblemHTTPStatus   = "http-status"
-	ProblemInvalid      = "invalid-status"
-	ProblemOversized    = "oversized"
-	ProblemPending      = "pending"
+	ProblemNoAddress   = "no-address"
+	ProblemUnreachable = "unreachable"
+	// ProblemRequestRefused: the check refused to send or follow the
+	// request (a link-local or metadata address, a redirect to another
+	// origin); the instance counts as unreachable.
+	ProblemRequestRefused = "request-refused"
+	ProblemTimeout        = "timeout"
+	ProblemDeadline       = "deadline"
+	ProblemUnauthorized   = "unauthorized"
+	ProblemHTTPStatus     = "http-status"
+	ProblemInvalid        = "invalid-status"
+	ProblemOversized      = "oversized"
+	ProblemPending        = "pending"
 )
 
 // Report is the result of a fleet check. Its JSON shape is stable and

@@ -44,6 +44,8 @@ func checkFlags() []cli.Flag {
 		&cli.IntFlag{Name: "sample", Usage: "check this many more manifest assets on the CDN, drawn at random"},
 		&cli.BoolFlag{Name: "all-assets", Usage: "check every manifest asset on the CDN"},
 		&cli.StringSliceFlag{Name: "allow-host", Usage: "a third-party `HOST` (host, host:port or *.domain) pages may reference, unchecked (repeatable); any other host that is neither a CDN base nor the instance refuses", EnvVars: []string{"LOCKSTEP_ALLOW_HOST"}},
+		&cli.BoolFlag{Name: "asset-free-page", Usage: "the probed pages reference no asset, and that is expected: accept such a page (without it a page that references no asset proves nothing and refuses)", EnvVars: []string{"LOCKSTEP_ASSET_FREE_PAGE"}},
+		allowLinkLocalFlag(),
 		&cli.DurationFlag{Name: "timeout", Value: admission.DefaultTimeout, Usage: "the deadline of a check (for admit: of the whole gate, acting included)"},
 		&cli.DurationFlag{Name: "tls-warn", Value: admission.DefaultTLSWarning, Usage: "warn of a certificate, of any endpoint the check touches, that expires within this (an expired or invalid one refuses)", EnvVars: []string{"LOCKSTEP_TLS_WARN"}},
 		&cli.BoolFlag{Name: "require-image-signature", Usage: "verify the cosign signatures of the image this instance runs (the gate's platform must be signed), from the material embedded in the manifest, else from the registry", EnvVars: []string{"LOCKSTEP_REQUIRE_IMAGE_SIGNATURE"}},
@@ -157,8 +159,8 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		TLSWarning: c.Duration("tls-warn"),
 		Image:      c.String("image"), Running: rs, Platform: c.String("platform"),
 		Probes: c.StringSlice("probe"), Sample: c.Int("sample"), AllAssets: c.Bool("all-assets"),
-		AllowHosts: c.StringSlice("allow-host"),
-		Client:     client, Timeout: c.Duration("timeout"), Logger: logger(c),
+		AllowHosts: c.StringSlice("allow-host"), AssetFreePages: c.Bool("asset-free-page"),
+		Client: client, Timeout: c.Duration("timeout"), Logger: logger(c),
 	}, nil
 }
 
@@ -187,7 +189,13 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 	if (c.String("lifecycle-hook") == "") != (c.String("asg") == "") {
 		return gate.Config{}, usage(errors.New("--lifecycle-hook and --asg go together"))
 	}
-	client, err := admitClient()
+	client, err := admitClient(gateOptions(c)...)
+	if err != nil {
+		return gate.Config{}, err
+	}
+	// The AWS APIs are reached on a client of their own: the instance
+	// metadata service (IMDS) is link-local by nature.
+	awsClient, err := admitClient()
 	if err != nil {
 		return gate.Config{}, err
 	}
@@ -205,7 +213,7 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 	}
 	if cfg.LifecycleHook != "" || cfg.TargetGroup != "" {
 		cfg.Connect = func(ctx context.Context, region string) (gate.Clients, error) {
-			ac, err := admitAWSConfig(ctx, client, awsconfig.WithRegion(region))
+			ac, err := admitAWSConfig(ctx, awsClient, awsconfig.WithRegion(region))
 			if err != nil {
 				return gate.Clients{}, err
 			}
@@ -213,7 +221,7 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 			return gate.Clients{Completer: as, Heartbeater: as, Registrar: elbv2.NewFromConfig(ac)}, nil
 		}
 		if cfg.InstanceID == "" || cfg.Region == "" {
-			ac, err := admitAWSConfig(c.Context, client)
+			ac, err := admitAWSConfig(c.Context, awsClient)
 			if err != nil {
 				return gate.Config{}, unverified(err)
 			}
@@ -223,12 +231,12 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 	return cfg, nil
 }
 
-// admitClient is the transport of the gate. It honours AWS_CA_BUNDLE, as
-// the AWS SDK would, for every endpoint.
-func admitClient() (*transport.Client, error) {
+// admitClient is the transport of the gate, with opts. It honours
+// AWS_CA_BUNDLE, as the AWS SDK would, for every endpoint.
+func admitClient(opts ...transport.Option) (*transport.Client, error) {
 	bundle := os.Getenv("AWS_CA_BUNDLE")
 	if bundle == "" {
-		return transport.New(transport.DefaultPolicy()), nil
+		return transport.New(transport.DefaultPolicy(), opts...), nil
 	}
 	pem, err := os.ReadFile(bundle)
 	if err != nil {
@@ -241,7 +249,7 @@ func admitClient() (*transport.Client, error) {
 	if !roots.AppendCertsFromPEM(pem) {
 		return nil, usage(fmt.Errorf("AWS_CA_BUNDLE %s holds no PEM certificate", bundle))
 	}
-	return transport.New(transport.DefaultPolicy(), transport.WithTLSConfig(&tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12})), nil
+	return transport.New(transport.DefaultPolicy(), append(opts, transport.WithTLSConfig(&tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}))...), nil
 }
 
 // admitAWSConfig loads the AWS configuration with the gate's transport as

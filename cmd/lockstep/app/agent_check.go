@@ -16,7 +16,7 @@ func agentCheckFlags() []cli.Flag { return slices.Concat(sourceFlags(), trustFla
 // admit (checkFromFlags), and, when the manifest comes from a store
 // channel, the watch that re-checks as soon as the channel moves.
 func agentChecker(c *cli.Context) (agent.Checker, agent.WatchFunc, error) {
-	client, err := admitClient()
+	client, err := admitClient(gateOptions(c)...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -46,6 +46,7 @@ func fleetCheckCommand() *cli.Command {
 		&cli.StringFlag{Name: "client-key", Usage: "PEM key of --client-cert"},
 		&cli.StringFlag{Name: "region", Usage: "AWS region for discovery (default: the SDK's configuration)", EnvVars: []string{"AWS_REGION"}},
 		&cli.StringFlag{Name: "report", Usage: "also write the JSON report to this file (for gc --in-use)"},
+		allowLinkLocalFlag(),
 		formatFlag(fleetFormats...),
 	)
 	return &cli.Command{
@@ -143,7 +144,7 @@ func writeFleetReport(w io.Writer, r *fleet.Report, f string) error {
 // fleetManifest fetches the manifest the source flags name and verifies
 // it as the trust flags say.
 func fleetManifest(ctx context.Context, c *cli.Context) (*manifest.Signed, error) {
-	src, err := sourceFromFlags(c)
+	src, err := sourceWithClient(c, transport.New(transport.DefaultPolicy(), gateOptions(c)...))
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +171,7 @@ func fleetManifest(ctx context.Context, c *cli.Context) (*manifest.Signed, error
 func fleetAgentClient(c *cli.Context) (*transport.Client, error) {
 	p := transport.DefaultPolicy()
 	p.Timeout = c.Duration("timeout")
-	var opts []transport.Option
+	opts := gateOptions(c)
 	if c.String("ca-cert") != "" || c.String("client-cert") != "" {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 		if ca := c.String("ca-cert"); ca != "" {

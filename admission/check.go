@@ -58,9 +58,13 @@ func refusalKind(err error) (kind Kind, ok bool) {
 			return KindManifestRollback, true
 		case trusted.KindExpired:
 			return KindManifestExpired, true
-		case trusted.KindInvalid:
-			return KindManifestInvalid, true
+		case trusted.KindWrongRelease:
+			return KindManifestWrongRelease, true
 		}
+	}
+	var wr *manifest.WrongReleaseError
+	if errors.As(err, &wr) {
+		return KindManifestWrongRelease, true
 	}
 	var ge *manifest.GenerationError
 	if errors.As(err, &ge) {
@@ -75,6 +79,10 @@ func refusalFinding(kind Kind, subject string, err error) Finding {
 	var ge *manifest.GenerationError
 	if errors.As(err, &ge) {
 		f.Got, f.Want = fmt.Sprint(ge.Offered), fmt.Sprintf("at least %d", ge.Have)
+	}
+	var wr *manifest.WrongReleaseError
+	if errors.As(err, &wr) {
+		f.Got, f.Want = wr.Got, wr.Want
 	}
 	return f
 }

@@ -89,12 +89,7 @@ func TestWebhookUsageErrors(t *testing.T) {
 func TestWebhookServes(t *testing.T) {
 	dir := t.TempDir()
 	cert, key, pool := webhookTestCert(t, dir)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := loopbackAddr(t)
 	man := filepath.Join("..", "..", "..", "admission", "webhook", "testdata", "manifest.json")
 	ctx, cancel := context.WithCancel(context.Background())
 	type result struct {

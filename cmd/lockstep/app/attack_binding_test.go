@@ -206,6 +206,43 @@ func TestAttackBindingAndPlatforms(t *testing.T) {
 		{"class 2/docker: the index, but the image is windows", admit(web("store-web"), onDocker("windows-index")...), 1, "image-digest-mismatch", []string{webState}, nil},
 	})
 
+	// A store whose production channel of store-web was replaced by
+	// another channel's or another release's pointer: the store refuses
+	// it as damaged (could not verify), never as the release asked for.
+	st := filepath.Join(t.TempDir(), "store")
+	for _, p := range [][]string{{"--channel", "staging", web4}, {api9}} {
+		if code, out, errs := run(t, append([]string{"publish", "--store", "file://" + st}, p...)...); code != 0 {
+			t.Fatalf("publish %v: exit %d\n%s\n%s", p, code, out, errs)
+		}
+	}
+	production := filepath.Join(st, "store-web", "channels", "production.json")
+	copyFile := func(from, to string) func() {
+		return func() {
+			b, err := os.ReadFile(from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(to, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fromStore := admit([]string{"--store", "file://" + st, "--release", "store-web", "--channel", "production"}, amd(atkIndex)...)
+	for _, c := range []struct {
+		name  string
+		setup func()
+		want  string
+	}{
+		{"class 1/store: the staging pointer copied to production", copyFile(filepath.Join(st, "store-web", "channels", "staging.json"), production), `pointer names channel \"staging\"`},
+		{"class 1/store: another release's pointer copied in", copyFile(filepath.Join(st, "store-api", "channels", "production.json"), production), `pointer names release \"store-api\"`},
+	} {
+		c.setup()
+		runAttacks(t, []attackCase{{c.name, fromStore, 3, "dependency-unreachable", []string{webState, apiState}, nil}})
+		if _, out, _ := run(t, fromStore...); !strings.Contains(out, c.want) {
+			t.Errorf("%s: the decision does not say %s:\n%s", c.name, c.want, out)
+		}
+	}
+
 	// The controls: what the attacks imitate is admitted, and only then
 	// is the state written.
 	for _, ok := range [][]string{amd(atkIndex), onDocker("good")} {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -431,7 +432,7 @@ func TestAttackNames(t *testing.T) {
 		done <- code
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	client := webhookClient(pool)
 	waitReady(t, client, "https://"+addr+"/readyz", done)
 
 	other := "sha256:" + strings.Repeat("ee", 32)
@@ -561,4 +562,57 @@ func postReview(t *testing.T, client *http.Client, addr, uid, kind, subresource,
 		t.Fatalf("HTTP %d: %v", resp.StatusCode, err)
 	}
 	return rv.Response.Allowed, rv.Response.Status.Message
+}
+
+// TestAttackWebhookWrongRelease runs the webhook on a manifest of another
+// release than --release: it never loads it, is never ready, and denies
+// every pod, governed or not.
+func TestAttackWebhookWrongRelease(t *testing.T) {
+	dir := t.TempDir()
+	cert, key, pool := webhookTestCert(t, dir)
+	addr := loopbackAddr(t)
+	api9 := atkManifest(t, "store-api", 9)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var stderr string
+	go func() {
+		var code int
+		code, stderr = runWebhookCLI(ctx, "webhook", "--listen", addr, "--tls-cert", cert, "--tls-key", key, "--manifest", api9, "--release", "store-web",
+			"--insecure-allow-unsigned", "--unmanaged", "allow", "--refresh", "1s")
+		done <- code
+	}()
+	client := webhookClient(pool)
+	// Serving, but not ready: it has no manifest of store-web.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := client.Get("https://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				t.Fatal("class 1/webhook: ready with a manifest of another release")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the webhook does not serve: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond) // past a refresh
+	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"127.0.0.1:5000/store/web@` + atkIndex.String() + `"}]}}`
+	for _, image := range []string{pod, strings.Replace(pod, "127.0.0.1:5000/store/web", "docker.io/library/busybox", 1)} {
+		if allowed, msg := postReview(t, client, addr, "w", `{"group":"","version":"v1","kind":"Pod"}`, "", image); allowed || !strings.Contains(msg, "no verified release manifest") {
+			t.Errorf("class 1/webhook: a manifest of another release: allowed %v, %q; want a denial (not judged)", allowed, msg)
+		}
+	}
+	cancel()
+	<-done
+	if !strings.Contains(stderr, "manifest-wrong-release") {
+		t.Errorf("the webhook's log does not say manifest-wrong-release:\n%s", stderr)
+	}
+}
+
+// webhookClient is an HTTPS client trusting pool (webhookTestCert's).
+func webhookClient(pool *x509.CertPool) *http.Client {
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -102,7 +101,7 @@ func TestWebhookServes(t *testing.T) {
 			"--manifest", man, "--release", "store-web", "--insecure-allow-unsigned", "--refresh", "1s")
 		done <- result{code, stderr}
 	}()
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	client := webhookClient(pool)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		resp, err := client.Get("https://" + addr + "/readyz")

@@ -93,7 +93,7 @@ func BenchmarkAdmit(b *testing.B) {
 		before := dockerReqs.Load()
 		b.ResetTimer()
 		for b.Loop() {
-			cmd := exec.Command(bin, "admit", "--manifest", mpath, "--insecure-allow-unsigned", "--image", "web",
+			cmd := exec.Command(bin, "admit", "--manifest", mpath, "--release", "store-web", "--insecure-allow-unsigned", "--image", "web",
 				"--running", "docker:web", "--platform", "linux/amd64", "--probe", app, "--format", "json")
 			cmd.Env = append(os.Environ(), "DOCKER_HOST="+host, "LOCKSTEP_STATE_DIR="+stateDir)
 			start := time.Now()

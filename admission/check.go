@@ -58,9 +58,13 @@ func refusalKind(err error) (kind Kind, ok bool) {
 			return KindManifestRollback, true
 		case trusted.KindExpired:
 			return KindManifestExpired, true
-		case trusted.KindInvalid:
-			return KindManifestInvalid, true
+		case trusted.KindWrongRelease:
+			return KindManifestWrongRelease, true
 		}
+	}
+	var wr *manifest.WrongReleaseError
+	if errors.As(err, &wr) {
+		return KindManifestWrongRelease, true
 	}
 	var ge *manifest.GenerationError
 	if errors.As(err, &ge) {
@@ -75,6 +79,10 @@ func refusalFinding(kind Kind, subject string, err error) Finding {
 	var ge *manifest.GenerationError
 	if errors.As(err, &ge) {
 		f.Got, f.Want = fmt.Sprint(ge.Offered), fmt.Sprintf("at least %d", ge.Have)
+	}
+	var wr *manifest.WrongReleaseError
+	if errors.As(err, &wr) {
+		f.Got, f.Want = wr.Got, wr.Want
 	}
 	return f
 }
@@ -544,8 +552,10 @@ func (c *checker) pickImage(m *manifest.Manifest) (*manifest.Image, bool) {
 // digest is not a match on another platform); it returns which ("index",
 // "manifest", "config"). When the runtime reports an image ID, that
 // identity alone decides; otherwise a repo digest must match and none may
-// belong to another platform. A mismatch is returned as an
-// image-digest-mismatch finding.
+// belong to another platform. An index digest matches only on a platform
+// the index holds, and when the runtime reports the image's own platform
+// (Docker's image inspect) it must be platform too. A mismatch is returned
+// as an image-digest-mismatch finding.
 func Match(im *manifest.Image, o *running.Observation, platform string) (string, *Finding) {
 	subject := "image " + im.Name
 	judge := func(d manifest.Digest) (match, other string) {
@@ -563,6 +573,18 @@ func Match(im *manifest.Image, o *running.Observation, platform string) (string,
 			f.Message = fmt.Sprintf("the running image (%s) is %s, which is not %s (%s) for %s", o.Source, d, im.Ref, im.Digest, platform)
 		}
 		return f
+	}
+	if o.Platform != "" && platform != "" {
+		// The runtime says what the image is: it must be the gate's
+		// platform, whatever digest it reports.
+		if p, ok := manifest.ParsePlatform(o.Platform); !ok || !manifest.PlatformMatches(p, platform) {
+			d := o.ImageID
+			if d.IsZero() && len(o.RepoDigests) > 0 {
+				d = o.RepoDigests[0]
+			}
+			return "", &Finding{Kind: KindImageDigestMismatch, Subject: subject, Got: o.Platform + " " + d.String(), Want: platform + ": " + want(im, platform),
+				Message: fmt.Sprintf("the running image (%s) is a %s image; this instance is %s", o.Source, o.Platform, platform)}
+		}
 	}
 	if !o.ImageID.IsZero() {
 		match, other := judge(o.ImageID)

@@ -489,9 +489,9 @@ func TestCheckTrustedState(t *testing.T) {
 		t.Errorf("a refusal moved the state to %d", rec.Generation)
 	}
 	for kind, want := range map[string]admission.Kind{
-		trusted.KindRollback: admission.KindManifestRollback,
-		trusted.KindExpired:  admission.KindManifestExpired,
-		trusted.KindInvalid:  admission.KindManifestInvalid,
+		trusted.KindRollback:     admission.KindManifestRollback,
+		trusted.KindExpired:      admission.KindManifestExpired,
+		trusted.KindWrongRelease: admission.KindManifestWrongRelease,
 	} {
 		cfg.Source = refusingSource{&trusted.RefusalError{Kind: kind, Release: "store-web", Err: errors.New("refused")}}
 		if d := admission.Check(ctx, cfg); d.Allowed || !d.Has(want) {

@@ -13,16 +13,19 @@ type Kind string
 
 // The kinds of finding.
 const (
-	KindImageDigestMismatch   Kind = "image-digest-mismatch"
-	KindImageNotPinned        Kind = "image-not-pinned"
-	KindImageSignature        Kind = "image-signature-invalid"
-	KindAssetNotInManifest    Kind = "asset-not-in-manifest"
-	KindAssetMissingOnCDN     Kind = "asset-missing-on-cdn"
-	KindAssetContentMismatch  Kind = "asset-content-mismatch"
-	KindAssetForeignHost      Kind = "asset-foreign-host"
-	KindManifestInvalid       Kind = "manifest-invalid"
-	KindManifestExpired       Kind = "manifest-expired"
-	KindManifestRollback      Kind = "manifest-rollback"
+	KindImageDigestMismatch  Kind = "image-digest-mismatch"
+	KindImageNotPinned       Kind = "image-not-pinned"
+	KindImageSignature       Kind = "image-signature-invalid"
+	KindAssetNotInManifest   Kind = "asset-not-in-manifest"
+	KindAssetMissingOnCDN    Kind = "asset-missing-on-cdn"
+	KindAssetContentMismatch Kind = "asset-content-mismatch"
+	KindAssetForeignHost     Kind = "asset-foreign-host"
+	KindManifestInvalid      Kind = "manifest-invalid"
+	KindManifestExpired      Kind = "manifest-expired"
+	KindManifestRollback     Kind = "manifest-rollback"
+	// KindManifestWrongRelease: a manifest of another release than the
+	// one the consumer follows (--release).
+	KindManifestWrongRelease  Kind = "manifest-wrong-release"
 	KindManifestUnsigned      Kind = "manifest-unsigned"
 	KindManifestSignature     Kind = "manifest-signature-invalid"
 	KindDependencyUnreachable Kind = "dependency-unreachable"

@@ -38,6 +38,16 @@ func TestMatch(t *testing.T) {
 		// manifest.Image.Matches accepts this one; Match does not.
 		{"single-platform image on another platform", single, obs(arm64), "linux/amd64", ""},
 		{"single-platform config on another platform", single, obs(arm64Conf), "linux/amd64", ""},
+		// Class 2: an index digest proves the release only on a platform the
+		// index holds, and the runtime's own os/arch must be the gate's.
+		{"index digest on a platform the index lacks", multi, obs(index), "linux/s390x", ""},
+		{"index repo digest on a platform the index lacks", multi, obs(manifest.Digest{}, index), "windows/amd64", ""},
+		{"runtime reports another os/arch for the index", multi, onPlatform(obs(index), "linux/arm64"), "linux/amd64", ""},
+		{"runtime reports another os/arch for a config", multi, onPlatform(obs(amd64Conf), "linux/arm64"), "linux/amd64", ""},
+		{"runtime reports another variant", multi, onPlatform(obs(arm64Conf), "linux/arm64/v7"), "linux/arm64/v8", ""},
+		{"runtime reports a malformed platform", multi, onPlatform(obs(amd64Conf), "linux"), "linux/amd64", ""},
+		{"runtime reports the gate's platform", multi, onPlatform(obs(amd64Conf), "linux/amd64"), "linux/amd64", "config"},
+		{"runtime reports a variant, gate has none", multi, onPlatform(obs(index), "linux/arm64/v8"), "linux/arm64", "index"},
 	}
 	for _, tt := range tests {
 		got, f := admission.Match(&tt.im, tt.o, tt.platform)
@@ -48,4 +58,9 @@ func TestMatch(t *testing.T) {
 			t.Errorf("%s: finding = %+v", tt.name, f)
 		}
 	}
+}
+
+func onPlatform(o *running.Observation, p string) *running.Observation {
+	o.Platform = p
+	return o
 }

@@ -44,7 +44,7 @@ func TestHookScript(t *testing.T) {
 	mpath := filepath.Join(dir, "release.json")
 	os.WriteFile(mpath, raw, 0o644)
 	envFile := filepath.Join(dir, "admit.env")
-	os.WriteFile(envFile, []byte("LOCKSTEP_MANIFEST="+mpath+"\nLOCKSTEP_IMAGE=web\nLOCKSTEP_PROBE="+app.URL+"/\n"), 0o644)
+	os.WriteFile(envFile, []byte("LOCKSTEP_MANIFEST="+mpath+"\nLOCKSTEP_RELEASE=store-web\nLOCKSTEP_IMAGE=web\nLOCKSTEP_PROBE="+app.URL+"/\n"), 0o644)
 
 	for _, tt := range []struct {
 		running string

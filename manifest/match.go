@@ -1,5 +1,10 @@
 package manifest
 
+import (
+	"slices"
+	"strings"
+)
+
 // What a digest is to an image, as Image.Identify says.
 const (
 	// MatchIndex: the index digest of a multi-platform image.
@@ -14,9 +19,11 @@ const (
 // Identify is the one rule of what identifies an image on a platform
 // ("os/arch[/variant]"): the index digest (MatchIndex), the platform's
 // manifest digest (MatchManifest) or the platform's config digest
-// (MatchConfig), and nothing else. A single-platform image's digest is
-// its platform's manifest digest, so it matches only on that platform. An
-// empty platform stands for every platform.
+// (MatchConfig), and nothing else. The index digest identifies the image
+// only on a platform the index holds: an index pulled on a platform it
+// does not hold runs nothing of the release. A single-platform image's
+// digest is its platform's manifest digest, so it matches only on that
+// platform. An empty platform stands for every platform.
 //
 // It returns "" for a digest that does not match; when that digest is one
 // of another platform's, other is that platform (for messages).
@@ -28,7 +35,10 @@ func (im *Image) Identify(d Digest, platform string) (match string, other *Platf
 	if d == im.Digest {
 		single := len(im.Platforms) == 1 && im.Platforms[0].Digest == im.Digest
 		if !single {
-			return MatchIndex, nil
+			if platform == "" || slices.ContainsFunc(im.Platforms, on) {
+				return MatchIndex, nil
+			}
+			return "", nil
 		}
 		if on(im.Platforms[0]) {
 			return MatchManifest, nil
@@ -49,4 +59,18 @@ func (im *Image) Identify(d Digest, platform string) (match string, other *Platf
 		return MatchConfig, nil
 	}
 	return "", other
+}
+
+// ParsePlatform parses "os/arch[/variant]" as a runtime reports it (no
+// digests); ok is false for anything else.
+func ParsePlatform(s string) (p Platform, ok bool) {
+	parts := strings.Split(s, "/")
+	if len(parts) < 2 || len(parts) > 3 || slices.Contains(parts, "") {
+		return Platform{}, false
+	}
+	p.OS, p.Architecture = parts[0], parts[1]
+	if len(parts) == 3 {
+		p.Variant = parts[2]
+	}
+	return p, true
 }

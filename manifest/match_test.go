@@ -41,7 +41,9 @@ func TestIdentify(t *testing.T) {
 		{"single-platform image on another platform", single, d("6"), "linux/amd64", "", "linux/arm64"},
 		{"single-platform config on another platform", single, d("7"), "linux/amd64", "", "linux/arm64"},
 		{"single-platform image, any platform", single, d("6"), "", MatchManifest, ""},
-		{"an index of one platform, on another", oneOfIndex, d("8"), "linux/amd64", MatchIndex, ""},
+		{"an index of one platform, on another (class 2: an index digest on a platform it does not hold)", oneOfIndex, d("8"), "linux/amd64", "", ""},
+		{"an index of one platform, on it", oneOfIndex, d("8"), "linux/arm64", MatchIndex, ""},
+		{"an index of one platform, any platform", oneOfIndex, d("8"), "", MatchIndex, ""},
 		{"an index of one platform: its manifest elsewhere", oneOfIndex, d("9"), "linux/amd64", "", "linux/arm64"},
 	}
 	for _, tt := range tests {

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what lockstep's tests need, where it is missing: Debian's
 # docker-registry, nginx, wrk, hey and Ceph (radosgw), and, from the Go
-# module proxy, the cosign CLI and staticcheck (into .cache/bin).
+# module proxy, the cosign CLI, staticcheck and crane (into .cache/bin).
 # Idempotent: a second run installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 COSIGN_VERSION=v2.6.5
 STATICCHECK_VERSION=v0.7.0
+# crane v0.21 or later writes artifactType on index entries (the real-index tests).
+CRANE_VERSION=v0.21.0
 
 need=()
 have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ]; }
@@ -32,4 +34,8 @@ fi
 if [ ! -x .cache/bin/staticcheck ]; then
   echo "install-deps: go install staticcheck@$STATICCHECK_VERSION" >&2
   (cd / && go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION")
+fi
+if [ ! -x .cache/bin/crane ] || ! .cache/bin/crane version 2>/dev/null | grep -qx "$CRANE_VERSION"; then
+  echo "install-deps: go install crane@$CRANE_VERSION" >&2
+  (cd / && go install "github.com/google/go-containerregistry/cmd/crane@$CRANE_VERSION")
 fi

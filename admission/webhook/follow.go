@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"github.com/lockstep-dev/lockstep/internal/imagename"
+
 	"bytes"
 	"context"
 	"errors"
@@ -56,6 +58,9 @@ type FollowOptions struct {
 	Metrics *Metrics
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Names normalises repository names, with the registry aliases the
+	// operator declared (AcceptNames).
+	Names imagename.Names
 }
 
 // Follower keeps the last good manifest of a source: fetched, verified,
@@ -184,7 +189,7 @@ func (f *Follower) fetch(ctx context.Context, cur *Accepted) (*Accepted, string,
 	if s.Manifest.Expired(now) {
 		return nil, refreshExpired, fmt.Errorf("%s expired at %s", s.Manifest.ID(), s.Manifest.Release.ExpiresAt.Format(time.RFC3339))
 	}
-	a, err := Accept(s, f.o.Verifier == nil, now)
+	a, err := AcceptNames(s, f.o.Verifier == nil, now, f.o.Names)
 	if err != nil {
 		return nil, refreshInvalid, err
 	}

@@ -3,6 +3,7 @@ package webhook
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -17,6 +18,8 @@ var errNotJudged = errors.New("not judged")
 // podObject is the part of an admitted object the webhook judges: its
 // metadata and the pod spec it would run.
 type podObject struct {
+	// kind is what the object says it is (its apiVersion and kind).
+	kind metav1.GroupVersionKind
 	meta metav1.ObjectMeta
 	spec *corev1.PodSpec
 }
@@ -62,7 +65,15 @@ func decodeAs(raw []byte, o any, meta *metav1.ObjectMeta, spec *corev1.PodSpec) 
 	if err := strictUnmarshal(raw, o); err != nil {
 		return nil, err
 	}
-	return &podObject{meta: *meta, spec: spec}, nil
+	var tm metav1.TypeMeta
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &tm); err != nil {
+		return nil, err
+	}
+	kind := metav1.GroupVersionKind{Version: tm.APIVersion, Kind: tm.Kind}
+	if g, v, ok := strings.Cut(tm.APIVersion, "/"); ok {
+		kind.Group, kind.Version = g, v
+	}
+	return &podObject{kind: kind, meta: *meta, spec: spec}, nil
 }
 
 // strictUnmarshal decodes JSON case-sensitively, refusing duplicate fields

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/lockstep-dev/lockstep/admission"
+	"github.com/lockstep-dev/lockstep/internal/imagename"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
@@ -83,24 +84,35 @@ type Accepted struct {
 	At time.Time
 
 	repos map[string][]*manifest.Image
+	names imagename.Names
 	// verdicts caches judge's results by image reference (a verdictKey),
 	// up to maxVerdicts; cached counts the entries added.
 	verdicts *sync.Map
 	cached   *atomic.Int64
 }
 
-// Accept indexes s for judging. It returns an error when one of the
-// manifest's image repositories is not a valid repository name.
+// Accept indexes s for judging, with no registry aliases. It returns an
+// error when one of the manifest's image repositories is not a valid
+// repository name.
 func Accept(s *manifest.Signed, unsigned bool, at time.Time) (*Accepted, error) {
-	a := &Accepted{Signed: s, Unsigned: unsigned, At: at, repos: map[string][]*manifest.Image{},
+	return AcceptNames(s, unsigned, at, imagename.Names{})
+}
+
+// AcceptNames is Accept with the registry aliases of names: repositories
+// are compared as names normalises them (imagename.Names.Repository), on
+// both sides, so that no spelling of a governed registry host (case, a
+// default port, a trailing dot, an IPv4-mapped or loopback address, an
+// alias) escapes governance.
+func AcceptNames(s *manifest.Signed, unsigned bool, at time.Time, names imagename.Names) (*Accepted, error) {
+	a := &Accepted{Signed: s, Unsigned: unsigned, At: at, repos: map[string][]*manifest.Image{}, names: names,
 		verdicts: &sync.Map{}, cached: &atomic.Int64{}}
 	for i := range s.Manifest.Images {
 		im := &s.Manifest.Images[i]
-		repo, err := name.NewRepository(im.Repository)
+		repo, err := names.Repository(im.Repository)
 		if err != nil {
 			return nil, fmt.Errorf("image %q: repository %q: %w", im.Name, im.Repository, err)
 		}
-		a.repos[repo.Name()] = append(a.repos[repo.Name()], im)
+		a.repos[repo] = append(a.repos[repo], im)
 	}
 	return a, nil
 }
@@ -112,8 +124,8 @@ func (a *Accepted) ID() string { return a.Signed.Manifest.ID() }
 // of it: "nginx", "docker.io/library/nginx" and
 // "index.docker.io/library/nginx" are one repository).
 func (a *Accepted) Governs(repo string) bool {
-	r, err := name.NewRepository(repo)
-	return err == nil && len(a.repos[r.Name()]) > 0
+	r, err := a.names.Repository(repo)
+	return err == nil && len(a.repos[r]) > 0
 }
 
 // ImageRef is one image a pod would pull, and where in the pod spec it is.
@@ -196,7 +208,7 @@ func (a *Accepted) judge(image string, unmanaged Unmanaged) verdict {
 	if image == "" {
 		return f(admission.KindImageNotPinned, "", "no image")
 	}
-	ref, err := name.ParseReference(image)
+	ref, err := a.names.Reference(image)
 	if err != nil {
 		return f(KindImageInvalid, "", "not a valid image reference: %v", err)
 	}

@@ -165,12 +165,14 @@ func (h *Handler) decide(req *admissionv1.AdmissionRequest) (*admissionv1.Admiss
 	case req.Operation == admissionv1.Delete || req.Operation == admissionv1.Connect:
 		resp.Allowed = true
 		return resp, decisionAllowed
-	case req.SubResource != "" && req.SubResource != "ephemeralcontainers":
+	case imagelessSubResources[req.SubResource]:
 		// Only the main resource and pods/ephemeralcontainers can change
 		// the images a pod runs (status, scale, binding, eviction, resize
-		// cannot).
+		// cannot). The names match exactly: any other spelling is judged.
 		resp.Allowed = true
 		return resp, decisionAllowed
+	case req.SubResource != "" && req.SubResource != "ephemeralcontainers":
+		return h.notJudged(resp, subject, nil, fmt.Sprintf("lockstep does not judge the subresource %q", req.SubResource))
 	}
 	a := h.m.Manifest()
 	if a == nil {
@@ -187,6 +189,12 @@ func (h *Handler) decide(req *admissionv1.AdmissionRequest) (*admissionv1.Admiss
 		return h.notJudged(resp, subject, a, fmt.Sprintf("decoding the object: %v", err))
 	}
 	subject = describeObject(req, obj)
+	if obj.kind != req.Kind {
+		return h.notJudged(resp, subject, a, fmt.Sprintf("the request says %s but the object is %s", gvkString(req.Kind), gvkString(obj.kind)))
+	}
+	if len(obj.spec.Containers) == 0 {
+		return h.notJudged(resp, subject, a, "the pod spec has no containers")
+	}
 	refs := images(obj.spec)
 	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
 		if old, err := decodePodObject(req.Kind, req.OldObject.Raw); err == nil {
@@ -227,6 +235,10 @@ func (h *Handler) decide(req *admissionv1.AdmissionRequest) (*admissionv1.Admiss
 	h.o.Logger.Info("denied", "object", subject, "release", a.ID(), "findings", strings.Join(msgs, "; "))
 	return resp, decisionDenied
 }
+
+// imagelessSubResources are the subresources that cannot change the
+// images a pod runs, spelled exactly as the API server names them.
+var imagelessSubResources = map[string]bool{"status": true, "scale": true, "binding": true, "eviction": true, "resize": true}
 
 // notJudged denies a request the webhook could not judge: fail closed, in
 // either mode.

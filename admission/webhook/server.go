@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"github.com/lockstep-dev/lockstep/internal/imagename"
+
 	"context"
 	"crypto/tls"
 	"errors"
@@ -39,6 +41,9 @@ type Config struct {
 
 	Mode      Mode
 	Unmanaged Unmanaged
+	// Names normalises repository names, with the registry aliases
+	// (--registry-alias).
+	Names imagename.Names
 
 	// Logger gets the server's logs (default: discard).
 	Logger *slog.Logger
@@ -69,7 +74,7 @@ func Serve(ctx context.Context, c Config) error {
 	}
 	metrics := NewMetrics()
 	follower, err := NewFollower(c.Source, FollowOptions{
-		Verifier: c.Verifier, AllowUnsigned: c.AllowUnsigned, Logger: c.Logger, Metrics: metrics,
+		Verifier: c.Verifier, AllowUnsigned: c.AllowUnsigned, Logger: c.Logger, Metrics: metrics, Names: c.Names,
 	})
 	if err != nil {
 		return err

@@ -25,17 +25,18 @@ const DefaultDir = "/var/lib/lockstep"
 const (
 	KindRollback = "manifest-rollback"
 	KindExpired  = "manifest-expired"
-	// KindInvalid: the source served a manifest of another release.
-	KindInvalid = "manifest-invalid"
+	// KindWrongRelease: the source served a manifest of another release
+	// than the one the consumer follows (manifest.CheckRelease).
+	KindWrongRelease = "manifest-wrong-release"
 )
 
 // RefusalError refuses a manifest: a rollback below an accepted generation,
 // an expired manifest, or one of another release. It wraps a
-// *manifest.GenerationError (rollback) or a *verify.MismatchError (expiry,
-// another release), so that the CLI exits 1. Consumers map Kind to their
+// *manifest.GenerationError (rollback), a *verify.MismatchError (expiry) or
+// a *manifest.WrongReleaseError (another release), so that the CLI exits 1. Consumers map Kind to their
 // own finding kinds (admission does).
 type RefusalError struct {
-	// Kind is KindRollback, KindExpired or KindInvalid.
+	// Kind is KindRollback, KindExpired or KindWrongRelease.
 	Kind    string
 	Release string
 	Err     error
@@ -278,7 +279,7 @@ var _ manifest.Source = (*Source)(nil)
 // Fetch returns Upstream's manifest, or the cached one as said above (with
 // CachedAt set to when it was last accepted from the store, and Location
 // naming the cache). A manifest of another release than Release is a
-// *RefusalError (KindInvalid). When there is nothing usable it returns
+// *RefusalError (KindWrongRelease) wrapping a *manifest.WrongReleaseError. When there is nothing usable it returns
 // Upstream's error (a *verify.UnavailableError when unreachable, also when
 // the cache is older than MaxAge).
 func (s *Source) Fetch(ctx context.Context) (*manifest.Signed, error) {
@@ -306,8 +307,8 @@ func (s *Source) Fetch(ctx context.Context) (*manifest.Signed, error) {
 	if release == "" {
 		release = m.Manifest.Release.Name
 	}
-	if m.Manifest.Release.Name != release {
-		return nil, &RefusalError{Kind: KindInvalid, Release: release, Err: &verify.MismatchError{Subject: "manifest release", Got: m.Manifest.Release.Name, Want: release}}
+	if err := manifest.CheckRelease(m, release); err != nil {
+		return nil, &RefusalError{Kind: KindWrongRelease, Release: release, Err: err}
 	}
 	return m, nil
 }

@@ -78,6 +78,22 @@ func (e *PlatformError) Error() string {
 // InvalidInput reports that this is an input error (exit 2).
 func (e *PlatformError) InvalidInput() bool { return true }
 
+// NestedIndexError refuses an index that holds another index: which of
+// the nested index's images a runtime pulls is not something lockstep
+// guesses. Pin the nested index by its own digest instead.
+type NestedIndexError struct {
+	Ref string
+	// Digest is the nested index's.
+	Digest string
+}
+
+func (e *NestedIndexError) Error() string {
+	return fmt.Sprintf("%s: the index holds a nested index (%s), which lockstep does not pin; pin that index by its digest instead", e.Ref, e.Digest)
+}
+
+// InvalidInput reports that this is an input error (exit 2).
+func (e *NestedIndexError) InvalidInput() bool { return true }
+
 // classify translates an error from go-containerregistry into ours: a 404
 // (or MANIFEST_UNKNOWN, NAME_UNKNOWN, BLOB_UNKNOWN) becomes a
 // *NotFoundError; anything else (401, 403, 5xx, a network error) an

@@ -1,11 +1,11 @@
 package registry
 
 import (
+	"github.com/lockstep-dev/lockstep/internal/imagename"
+
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verify"
@@ -68,11 +68,7 @@ func Moved(previous *manifest.Manifest, pinned []manifest.Image, allow []string)
 		if im.Tag == "" {
 			continue
 		}
-		repo := im.Repository
-		if r, err := name.NewRepository(im.Repository); err == nil {
-			repo = r.Name()
-		}
-		before[repo+":"+im.Tag] = im.Digest
+		before[canonicalRepo(im.Repository)+":"+im.Tag] = im.Digest
 	}
 	var out []MovedTag
 	seen := map[string]bool{}
@@ -80,7 +76,7 @@ func Moved(previous *manifest.Manifest, pinned []manifest.Image, allow []string)
 		if im.Tag == "" {
 			continue
 		}
-		key := im.Repository + ":" + im.Tag
+		key := canonicalRepo(im.Repository) + ":" + im.Tag
 		prev, ok := before[key]
 		if !ok || prev == im.Digest || seen[key+im.Name] {
 			continue
@@ -166,4 +162,15 @@ func (p *pinner) refuse(moved []MovedTag) error {
 func IsMovedTag(err error) bool {
 	var me *MovedTagError
 	return errors.As(err, &me)
+}
+
+// canonicalRepo is repo as imagename normalises it (host case, trailing
+// dot, default port, loopback spellings, Docker Hub), so that another
+// spelling of the previous release's repository cannot hide a moved tag;
+// repo itself when it does not parse.
+func canonicalRepo(repo string) string {
+	if r, err := (imagename.Names{}).Repository(repo); err == nil {
+		return r
+	}
+	return repo
 }

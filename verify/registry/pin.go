@@ -382,7 +382,14 @@ func (p *pinner) checkTag(ctx context.Context, role string, r reference) (*Moved
 	return mt, nil
 }
 
-// index fills im's platforms from an index.
+// index fills im's platforms from an index. Every entry that is an image
+// manifest for a real platform is an image, whether or not it carries an
+// artifactType (crane index append writes one on every entry): what
+// excludes an entry is what marks an attestation (isAttestation), or a
+// config that is not an image config (an artifact). An entry without a
+// platform takes its platform from its config, as a single image does. A
+// nested index is a *NestedIndexError: lockstep does not guess which of
+// its images a runtime would pull.
 func (p *pinner) index(ctx context.Context, r reference, desc *fetched, im *manifest.Image) error {
 	host := r.repo.RegistryStr()
 	idx, err := v1.ParseIndexManifest(bytes.NewReader(desc.Manifest))
@@ -391,14 +398,20 @@ func (p *pinner) index(ctx context.Context, r reference, desc *fetched, im *mani
 	}
 	var available []string
 	for _, m := range idx.Manifests {
-		if !isImage(m) {
+		if m.MediaType.IsIndex() && !isAttestation(m) {
+			return &NestedIndexError{Ref: r.given, Digest: m.Digest.String()}
+		}
+		if !m.MediaType.IsImage() || isAttestation(m) {
 			p.log.Debug("skipping index entry", "ref", r.given, "digest", m.Digest.String(), "mediaType", string(m.MediaType))
 			continue
 		}
-		plat := manifest.Platform{OS: m.Platform.OS, Architecture: m.Platform.Architecture, Variant: m.Platform.Variant}
-		available = append(available, plat.String())
-		if p.opt.Platform != "" && !manifest.PlatformMatches(plat, p.opt.Platform) {
-			continue
+		var plat manifest.Platform
+		if m.Platform != nil {
+			plat = manifest.Platform{OS: m.Platform.OS, Architecture: m.Platform.Architecture, Variant: m.Platform.Variant}
+			if p.opt.Platform != "" && !manifest.PlatformMatches(plat, p.opt.Platform) {
+				available = append(available, plat.String())
+				continue
+			}
 		}
 		child := r.repo.Digest(m.Digest.String())
 		raw, err := p.object(m.Digest, func() ([]byte, error) {
@@ -415,6 +428,25 @@ func (p *pinner) index(ctx context.Context, r reference, desc *fetched, im *mani
 		if err != nil {
 			return verify.Unavailable("registry "+host, fmt.Errorf("reading %s: %w", child, err))
 		}
+		if !isImageConfig(mf.Config.MediaType) {
+			p.log.Debug("skipping artifact", "ref", r.given, "digest", m.Digest.String(), "config", string(mf.Config.MediaType))
+			continue
+		}
+		if m.Platform == nil {
+			cf, err := p.config(ctx, r, mf.Config.Digest)
+			if err != nil {
+				return err
+			}
+			plat = manifest.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant}
+			if plat.OS == "" || plat.Architecture == "" || plat.OS == "unknown" || plat.Architecture == "unknown" {
+				continue
+			}
+			if p.opt.Platform != "" && !manifest.PlatformMatches(plat, p.opt.Platform) {
+				available = append(available, plat.String())
+				continue
+			}
+		}
+		available = append(available, plat.String())
 		if plat.Digest, err = manifest.ParseDigest(m.Digest.String()); err == nil {
 			plat.Config, err = manifest.ParseDigest(mf.Config.Digest.String())
 		}
@@ -429,17 +461,18 @@ func (p *pinner) index(ctx context.Context, r reference, desc *fetched, im *mani
 	return nil
 }
 
-// isImage reports whether an index entry is a runnable image: not an
-// attestation (platform unknown/unknown, vnd.docker.reference.type), not an
-// artifact, not a nested index.
-func isImage(m v1.Descriptor) bool {
-	switch {
-	case m.Platform == nil, !m.MediaType.IsImage(), m.ArtifactType != "",
-		m.Platform.OS == "unknown", m.Platform.Architecture == "unknown",
-		m.Annotations["vnd.docker.reference.type"] != "":
-		return false
-	}
-	return true
+// isAttestation reports whether an index entry is marked as an
+// attestation or signature: BuildKit's unknown/unknown platform, or a
+// vnd.docker.reference.type annotation.
+func isAttestation(m v1.Descriptor) bool {
+	return m.Annotations["vnd.docker.reference.type"] != "" ||
+		m.Platform != nil && (m.Platform.OS == "unknown" || m.Platform.Architecture == "unknown")
+}
+
+// isImageConfig reports whether a manifest's config is a runnable image's
+// (Docker's or OCI's), not an artifact's.
+func isImageConfig(mt types.MediaType) bool {
+	return mt == types.DockerConfigJSON || mt == types.OCIConfigJSON
 }
 
 // image fills im's one platform from a single image manifest and its
@@ -451,6 +484,25 @@ func (p *pinner) image(ctx context.Context, r reference, desc *fetched, im *mani
 		return verify.Unavailable("registry "+host, fmt.Errorf("reading image %s: %w", r.given, err))
 	}
 	cfg := mf.Config.Digest
+	cf, err := p.config(ctx, r, cfg)
+	if err != nil {
+		return err
+	}
+	plat := manifest.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant, Digest: im.Digest}
+	if plat.Config, err = manifest.ParseDigest(cfg.String()); err != nil {
+		return verify.Unavailable("registry "+host, fmt.Errorf("reading image %s: %w", r.given, err))
+	}
+	if p.opt.Platform != "" && !manifest.PlatformMatches(plat, p.opt.Platform) {
+		return &PlatformError{Ref: r.given, Want: p.opt.Platform, Available: []string{plat.String()}}
+	}
+	im.Platforms = []manifest.Platform{plat}
+	return nil
+}
+
+// config reads the image config cfg of r (from the cache when it holds
+// it), verified against its digest as it is read.
+func (p *pinner) config(ctx context.Context, r reference, cfg v1.Hash) (*v1.ConfigFile, error) {
+	host := r.repo.RegistryStr()
 	raw, err := p.object(cfg, func() ([]byte, error) {
 		l, err := p.puller.Layer(ctx, r.repo.Digest(cfg.String()))
 		if err != nil {
@@ -471,21 +523,13 @@ func (p *pinner) image(ctx context.Context, r reference, desc *fetched, im *mani
 		return b, nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cf, err := v1.ParseConfigFile(bytes.NewReader(raw))
 	if err != nil {
-		return verify.Unavailable("registry "+host, fmt.Errorf("reading the config of %s: %w", r.given, err))
+		return nil, verify.Unavailable("registry "+host, fmt.Errorf("reading the config of %s: %w", r.given, err))
 	}
-	plat := manifest.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant, Digest: im.Digest}
-	if plat.Config, err = manifest.ParseDigest(cfg.String()); err != nil {
-		return verify.Unavailable("registry "+host, fmt.Errorf("reading image %s: %w", r.given, err))
-	}
-	if p.opt.Platform != "" && !manifest.PlatformMatches(plat, p.opt.Platform) {
-		return &PlatformError{Ref: r.given, Want: p.opt.Platform, Available: []string{plat.String()}}
-	}
-	im.Platforms = []manifest.Platform{plat}
-	return nil
+	return cf, nil
 }
 
 // object returns the immutable object with digest d from the cache, or

@@ -69,7 +69,7 @@ func admitCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "admit",
 		Usage: "the boot gate: admit this instance only if it runs the release and serves its assets",
-		UsageText: "lockstep admit (--manifest SRC | --store URL --release NAME [--channel NAME]) --image NAME --running SOURCE\n" +
+		UsageText: "lockstep admit (--manifest SRC --release NAME | --store URL --release NAME [--channel NAME]) --image NAME --running SOURCE\n" +
 			"   [--state-dir DIR] [--max-age D] [--probe URL...] [--sample N|--all-assets] [--report FILE] [--format text|json] [--dry-run]",
 		Flags:  slices.Concat(sourceFlags(), trustFlags(), checkFlags(), flags),
 		Action: runAdmit,

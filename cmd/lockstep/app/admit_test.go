@@ -105,7 +105,7 @@ func newAdmitEnvCDN(t *testing.T, serve func(http.Handler) *httptest.Server) adm
 }
 
 func (e admitEnv) args(extra ...string) []string {
-	return e.from([]string{"--manifest", e.manifestPath}, extra...)
+	return e.from([]string{"--manifest", e.manifestPath, "--release", "store-web"}, extra...)
 }
 
 // from is admit's arguments with the manifest source src (--manifest
@@ -158,7 +158,7 @@ func TestAdmitExitCodes(t *testing.T) {
 		{"tag only", append(e.args(), "--running", "digest:127.0.0.1:5000/web:v1"), 1, "image-not-pinned"},
 		{"manifest missing", append(e.args(), "--manifest", e.manifestPath+".gone"), 3, "dependency-unreachable"},
 		{"manifest URL down", append(e.args(), "--manifest", "http://127.0.0.1:1/release.json", "--timeout", "3s"), 3, "dependency-unreachable"},
-		{"no running", []string{"admit", "--manifest", e.manifestPath, "--state-dir", e.stateDir, "--insecure-allow-unsigned"}, 2, "--running is required"},
+		{"no running", []string{"admit", "--manifest", e.manifestPath, "--release", "store-web", "--state-dir", e.stateDir, "--insecure-allow-unsigned"}, 2, "--running is required"},
 		{"bad running", append(e.args(), "--running", "k8s:web"), 2, "want docker"},
 		{"bad platform", append(e.args(), "--platform", "linux"), 2, "--platform"},
 		{"bad format", append(e.args(), "--format", "xml"), 2, "--format"},
@@ -166,10 +166,11 @@ func TestAdmitExitCodes(t *testing.T) {
 		{"sample and all", append(e.args(), "--sample", "3", "--all-assets"), 2, "exclusive"},
 		{"hook without asg", append(e.args(), "--lifecycle-hook", "h"), 2, "--asg"},
 		{"plain http manifest", append(e.args(), "--manifest", "http://releases.example.com/m.json"), 2, "https"},
-		{"unsigned without the flag", []string{"admit", "--manifest", e.manifestPath, "--state-dir", e.stateDir, "--running", other}, 2, "insecure-allow-unsigned"},
+		{"unsigned without the flag", []string{"admit", "--manifest", e.manifestPath, "--release", "store-web", "--state-dir", e.stateDir, "--running", other}, 2, "insecure-allow-unsigned"},
 		{"max-age without a store", append(e.args(), "--max-age", "1h"), 2, "--max-age needs --store"},
 		{"negative max-age", append(e.args(), "--max-age", "-1h"), 2, "--max-age must not be negative"},
-		{"store without release", append(e.args(), "--manifest", "", "--store", "file://"+e.stateDir+"-store"), 2, "--release"},
+		{"store without release", []string{"admit", "--store", "file://" + e.stateDir + "-store", "--state-dir", e.stateDir, "--insecure-allow-unsigned", "--running", other}, 2, "--release"},
+		{"manifest without release", []string{"admit", "--manifest", e.manifestPath, "--state-dir", e.stateDir, "--insecure-allow-unsigned", "--running", other}, 2, "--manifest needs --release"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,7 +31,7 @@ func TestAdmitImageSignature(t *testing.T) {
 	embedded := r.WriteManifest(t, r.Embed(t, r.Key, imagesig.Policy{}))
 	bare := r.WriteManifest(t, nil)
 	args := func(path string, more ...string) []string {
-		return append([]string{"admit", "--manifest", path, "--key", pub, "--image", "web",
+		return append([]string{"admit", "--manifest", path, "--release", "store-web", "--key", pub, "--image", "web",
 			"--running", "digest:" + r.Platforms["linux/amd64"].DigestStr(), "--platform", "linux/amd64",
 			"--state-dir", t.TempDir(), "--timeout", "10s", "--format", "json"}, more...)
 	}
@@ -77,7 +77,7 @@ func TestAdmitImageSignature(t *testing.T) {
 		t.Errorf("registry gone, nothing embedded: exit %d, want 3 (dependency-unreachable)\n%s%s", code, out, errOut)
 	}
 	// No signer at all for the images is a usage error.
-	if code, _, errOut := run(t, "admit", "--manifest", embedded, "--insecure-allow-unsigned", "--running", "digest:"+r.Platforms["linux/amd64"].DigestStr(),
+	if code, _, errOut := run(t, "admit", "--manifest", embedded, "--release", "store-web", "--insecure-allow-unsigned", "--running", "digest:"+r.Platforms["linux/amd64"].DigestStr(),
 		"--state-dir", t.TempDir(), "--require-image-signature"); code != 2 {
 		t.Errorf("--require-image-signature without a key: exit %d, want 2\n%s", code, errOut)
 	}

@@ -70,7 +70,7 @@ func TestAdmitStore(t *testing.T) {
 		t.Fatalf("trusted state after admitting 7 = %+v, want generation 7, %s", rec, d.ManifestDigest)
 	}
 	// Generation 6, from a stale store or as a file, is a rollback.
-	for name, src := range map[string][]string{"a stale store": store(stale), "a --manifest file": {"--manifest", g6}} {
+	for name, src := range map[string][]string{"a stale store": store(stale), "a --manifest file": {"--manifest", g6, "--release", "store-web"}} {
 		code, d, errs := admit(src)
 		if code != 1 || d.Allowed || d.Unverified || !d.Has(admission.KindManifestRollback) || d.Generation != 6 {
 			t.Errorf("generation 6 from %s after 7: exit %d, findings %+v; want exit 1 with manifest-rollback\n%s", name, code, d.Findings, errs)
@@ -177,7 +177,7 @@ func TestAdmitStoreS3(t *testing.T) {
 		}
 		return d.Requests
 	}
-	if fromS3, fromFile := requests(src), requests([]string{"--manifest", e.manifest(t, 3)}); fromS3 <= fromFile {
+	if fromS3, fromFile := requests(src), requests([]string{"--manifest", e.manifest(t, 3), "--release", "store-web"}); fromS3 <= fromFile {
 		t.Errorf("the decision counts %d requests with --store s3, %d with --manifest FILE: the S3 requests are not counted", fromS3, fromFile)
 	}
 	srv.Close()

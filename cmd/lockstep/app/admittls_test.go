@@ -52,7 +52,7 @@ func TestAdmitTLS(t *testing.T) {
 			t.Errorf("%s: exit %d, tls-expiring %q; want exit %d, %q\n%s%s", tc.name, code, got, tc.code, tc.finding, out, errOut)
 		}
 	}
-	if code, _, errOut := run(t, "admit", "--manifest", "m.json", "--insecure-allow-unsigned", "--running", "digest:sha256:"+strings.Repeat("1", 64), "--tls-warn", "0s"); code != 2 {
+	if code, _, errOut := run(t, "admit", "--manifest", "m.json", "--release", "store-web", "--insecure-allow-unsigned", "--running", "digest:sha256:"+strings.Repeat("1", 64), "--tls-warn", "0s"); code != 2 {
 		t.Errorf("--tls-warn 0s: exit %d, want 2\n%s", code, errOut)
 	}
 }

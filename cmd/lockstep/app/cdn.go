@@ -57,7 +57,7 @@ func cdnCheck(c *cli.Context) error {
 	case c.Duration("timeout") <= 0 || c.Duration("tls-warn") <= 0:
 		return usage(fmt.Errorf("--timeout and --tls-warn must be positive"))
 	}
-	src, err := sourceFromFlags(c)
+	src, err := anySourceFromFlags(c)
 	if err != nil {
 		return err
 	}

@@ -63,6 +63,7 @@ func ExitCode(err error) int {
 	var ee *exitError
 	var ve *manifest.ValidationError
 	var ge *manifest.GenerationError
+	var wr *manifest.WrongReleaseError
 	var me *verify.MismatchError
 	var ue *verify.UnavailableError
 	var in interface{ InvalidInput() bool }
@@ -71,7 +72,7 @@ func ExitCode(err error) int {
 		return ee.code
 	case errors.As(err, &ve):
 		return ExitInvalid
-	case errors.As(err, &ge), errors.As(err, &me):
+	case errors.As(err, &ge), errors.As(err, &wr), errors.As(err, &me):
 		return ExitMismatch
 	case errors.As(err, &ue), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return ExitUnverified

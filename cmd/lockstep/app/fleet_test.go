@@ -76,19 +76,19 @@ func TestFleetCheckCLI(t *testing.T) {
 		code int
 		out  string
 	}{
-		{"all match", []string{"--manifest", okManifest, "--targets", "file:" + okTargets}, ExitOK, "3 run the release exactly"},
-		{"one re-pushed", []string{"--manifest", badManifest, "--targets", "file:" + badTargets}, ExitMismatch, "i-04"},
-		{"targets as arguments", []string{"--manifest", okManifest, goods[0], goods[1]}, ExitOK, "2 instances"},
-		{"half unreachable", []string{"--manifest", okManifest, "--targets", "file:" + downTargets}, ExitUnverified, "unreachable"},
-		{"half unreachable, tolerated", []string{"--manifest", okManifest, "--targets", "file:" + downTargets, "--max-unreachable", "0.5"}, ExitOK, "1 unreachable"},
-		{"markdown", []string{"--manifest", badManifest, "--targets", "file:" + badTargets, "--format", "markdown"}, ExitMismatch, "### Divergent"},
-		{"no targets", []string{"--manifest", okManifest}, ExitInvalid, ""},
-		{"bad target", []string{"--manifest", okManifest, "--targets", "rds:x"}, ExitInvalid, ""},
-		{"bad fraction", []string{"--manifest", okManifest, "--targets", "file:" + okTargets, "--max-unreachable", "2"}, ExitInvalid, ""},
-		{"bad format", []string{"--manifest", okManifest, "--targets", "file:" + okTargets, "--format", "yaml"}, ExitInvalid, ""},
+		{"all match", []string{"--manifest", okManifest, "--release", "store-web", "--targets", "file:" + okTargets}, ExitOK, "3 run the release exactly"},
+		{"one re-pushed", []string{"--manifest", badManifest, "--release", "store-web", "--targets", "file:" + badTargets}, ExitMismatch, "i-04"},
+		{"targets as arguments", []string{"--manifest", okManifest, "--release", "store-web", goods[0], goods[1]}, ExitOK, "2 instances"},
+		{"half unreachable", []string{"--manifest", okManifest, "--release", "store-web", "--targets", "file:" + downTargets}, ExitUnverified, "unreachable"},
+		{"half unreachable, tolerated", []string{"--manifest", okManifest, "--release", "store-web", "--targets", "file:" + downTargets, "--max-unreachable", "0.5"}, ExitOK, "1 unreachable"},
+		{"markdown", []string{"--manifest", badManifest, "--release", "store-web", "--targets", "file:" + badTargets, "--format", "markdown"}, ExitMismatch, "### Divergent"},
+		{"no targets", []string{"--manifest", okManifest, "--release", "store-web"}, ExitInvalid, ""},
+		{"bad target", []string{"--manifest", okManifest, "--release", "store-web", "--targets", "rds:x"}, ExitInvalid, ""},
+		{"bad fraction", []string{"--manifest", okManifest, "--release", "store-web", "--targets", "file:" + okTargets, "--max-unreachable", "2"}, ExitInvalid, ""},
+		{"bad format", []string{"--manifest", okManifest, "--release", "store-web", "--targets", "file:" + okTargets, "--format", "yaml"}, ExitInvalid, ""},
 		{"no manifest", []string{"--targets", "file:" + okTargets}, ExitInvalid, ""},
-		{"an unknown flag", []string{"--manifest", okManifest, "--bogus"}, ExitInvalid, ""},
-		{"a malformed timeout", []string{"--manifest", okManifest, "--targets", "file:" + okTargets, "--timeout", "soon"}, ExitInvalid, ""},
+		{"an unknown flag", []string{"--manifest", okManifest, "--release", "store-web", "--bogus"}, ExitInvalid, ""},
+		{"a malformed timeout", []string{"--manifest", okManifest, "--release", "store-web", "--targets", "file:" + okTargets, "--timeout", "soon"}, ExitInvalid, ""},
 	}
 	for _, tt := range tests {
 		code, out, errOut := runFleetCLI(t, append(common, tt.args...)...)
@@ -103,7 +103,7 @@ func TestFleetCheckCLIJSONAndReport(t *testing.T) {
 	bad := agenttest.Serve(t, agenttest.Repushed("i-02"), agent.ServeOptions{})
 	m, targets := fleetFixture(t, good, bad)
 	reportPath := filepath.Join(t.TempDir(), "fleet.json")
-	code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--targets", "file:"+targets, "--format", "json", "--report", reportPath)
+	code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--release", "store-web", "--targets", "file:"+targets, "--format", "json", "--report", reportPath)
 	if code != ExitMismatch {
 		t.Fatalf("exit %d, want 1; stderr:\n%s", code, errOut)
 	}
@@ -120,7 +120,7 @@ func TestFleetCheckCLIJSONAndReport(t *testing.T) {
 			t.Errorf("%s: divergent %+v inUse %+v", name, r.Divergent, r.InUse)
 		}
 	}
-	code, out, _ = runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--targets", "file:"+targets, "--format", "sarif")
+	code, out, _ = runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--release", "store-web", "--targets", "file:"+targets, "--format", "sarif")
 	var sarif struct {
 		Version string `json:"version"`
 		Runs    []struct {
@@ -139,10 +139,10 @@ func TestFleetCheckCLIToken(t *testing.T) {
 	m, targets := fleetFixture(t, secret)
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
-	if code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--targets", "file:"+targets); code != ExitUnverified || !strings.Contains(out, "unauthorized") {
+	if code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--release", "store-web", "--targets", "file:"+targets); code != ExitUnverified || !strings.Contains(out, "unauthorized") {
 		t.Errorf("without the token: exit %d\n%s\n%s", code, out, errOut)
 	}
-	if code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--targets", "file:"+targets, "--token-file", tokenFile); code != ExitOK {
+	if code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--release", "store-web", "--targets", "file:"+targets, "--token-file", tokenFile); code != ExitOK {
 		t.Errorf("with the token: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
@@ -165,7 +165,7 @@ func TestFleetCheckCLIDiscoversThroughAWS(t *testing.T) {
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	m, _ := fleetFixture(t)
-	code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--targets", "asg:web",
+	code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--release", "store-web", "--targets", "asg:web",
 		"--agent-port", fmt.Sprint(port), "--max-unreachable", "0.5", "--format", "json")
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
@@ -193,7 +193,7 @@ func TestFleetCheckCLIClientCertificates(t *testing.T) {
 	srv.StartTLS()
 	defer srv.Close()
 	m, targets := fleetFixture(t, srv.URL+fleet.StatusPath)
-	base := []string{"fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--targets", "file:" + targets, "--ca-cert", pki.CAFile}
+	base := []string{"fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--release", "store-web", "--targets", "file:" + targets, "--ca-cert", pki.CAFile}
 	if code, out, errOut := runFleetCLI(t, base...); code != ExitUnverified || !strings.Contains(out, "unauthorized") {
 		t.Errorf("without a client certificate: exit %d\n%s\n%s", code, out, errOut)
 	}

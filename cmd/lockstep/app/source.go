@@ -15,14 +15,17 @@ import (
 // URL (--manifest) or a store channel (--store, --release, --channel).
 func sourceFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "manifest", Usage: "the release manifest: a file path or an https URL", EnvVars: []string{"LOCKSTEP_MANIFEST"}},
+		&cli.StringFlag{Name: "manifest", Usage: "the release manifest: a file path or an https URL; needs --release, the release it must be of", EnvVars: []string{"LOCKSTEP_MANIFEST"}},
 		&cli.StringFlag{Name: "store", Usage: "a manifest store URL (file://DIR, s3://BUCKET/PREFIX), in place of --manifest", EnvVars: []string{"LOCKSTEP_STORE"}},
-		&cli.StringFlag{Name: "release", Usage: "the release name, with --store", EnvVars: []string{"LOCKSTEP_RELEASE"}},
+		&cli.StringFlag{Name: "release", Usage: "the release this consumer follows: required with --store and with --manifest; a manifest of another release is refused (manifest-wrong-release)", EnvVars: []string{"LOCKSTEP_RELEASE"}},
 		&cli.StringFlag{Name: "channel", Value: "production", Usage: "the store channel, with --store", EnvVars: []string{"LOCKSTEP_CHANNEL"}},
 	}
 }
 
-// sourceFromFlags builds the manifest source the flags name.
+// sourceFromFlags builds the manifest source the flags name, bound to the
+// release the consumer follows (--release, required): every command that
+// accepts a manifest (admit, the agent, fleet check, the webhook) takes it
+// from here, so a manifest of another release is refused in one place.
 func sourceFromFlags(c *cli.Context) (manifest.Source, error) {
 	return sourceWithClient(c, nil)
 }
@@ -30,21 +33,50 @@ func sourceFromFlags(c *cli.Context) (manifest.Source, error) {
 // sourceWithClient is sourceFromFlags with a manifest URL or an s3://
 // store reached through client (nil: clients of their own), so that the
 // caller's TLS report and request count include them.
+//
+// --manifest without --release is exit 2: a manifest names its own
+// release, so a consumer that does not say which release it follows would
+// accept a signed manifest of any release (a staging build in production)
+// and keep its trusted state under whatever name the manifest gives.
 func sourceWithClient(c *cli.Context, client *transport.Client) (manifest.Source, error) {
+	if c.String("manifest") != "" && c.String("release") == "" {
+		return nil, usage(fmt.Errorf("--manifest needs --release NAME: the release this consumer follows (a manifest of another release is refused)"))
+	}
+	return anySourceWithClient(c, client)
+}
+
+// anySourceFromFlags is the source of a command that checks a build's
+// manifest without accepting it for a consumer (cdn check): --release is
+// optional with --manifest, and binds when given.
+func anySourceFromFlags(c *cli.Context) (manifest.Source, error) {
+	return anySourceWithClient(c, nil)
+}
+
+func anySourceWithClient(c *cli.Context, client *transport.Client) (manifest.Source, error) {
 	path, url := c.String("manifest"), c.String("store")
+	var src manifest.Source
 	switch {
 	case path != "" && url != "":
 		return nil, usage(fmt.Errorf("--manifest and --store are exclusive"))
 	case strings.HasPrefix(path, "https://") || strings.HasPrefix(path, "http://"):
-		src, err := remote.New(path, client)
+		r, err := remote.New(path, client)
 		if err != nil {
 			return nil, usage(err)
 		}
-		return src, nil
+		src = r
 	case path != "":
-		return manifest.FileSource{Path: path}, nil
+		src = manifest.FileSource{Path: path}
 	case url != "":
 		return channelSourceFromFlags(c, url, client)
+	default:
+		return nil, usage(fmt.Errorf("a manifest is required: --manifest FILE --release NAME or --store URL --release NAME"))
 	}
-	return nil, usage(fmt.Errorf("a manifest is required: --manifest FILE or --store URL --release NAME"))
+	release := c.String("release")
+	if release == "" {
+		return src, nil
+	}
+	if err := manifest.ValidateName(release); err != nil {
+		return nil, usage(fmt.Errorf("--release: %w", err))
+	}
+	return manifest.Bound{Source: src, Release: release}, nil
 }

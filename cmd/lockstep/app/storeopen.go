@@ -165,11 +165,7 @@ func trustedSourceFromFlags(c *cli.Context, client *transport.Client) (*trusted.
 	if err != nil {
 		return nil, nil, unverified(err)
 	}
-	release := ""
-	if c.String("store") != "" {
-		release = c.String("release")
-	}
-	return &trusted.Source{Upstream: src, State: st, Release: release, MaxAge: c.Duration("max-age"), Logger: logger(c)}, st, nil
+	return &trusted.Source{Upstream: src, State: st, Release: c.String("release"), MaxAge: c.Duration("max-age"), Logger: logger(c)}, st, nil
 }
 
 // autoGeneration is `record --generation auto`: the next generation of

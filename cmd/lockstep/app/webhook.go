@@ -22,6 +22,7 @@ func webhookCommand() *cli.Command {
 			&cli.StringFlag{Name: "tls-key", Usage: "required: the serving key (PEM), re-read when it changes", EnvVars: []string{"LOCKSTEP_TLS_KEY"}},
 			&cli.StringFlag{Name: "mode", Value: string(webhook.Enforce), Usage: "enforce (deny on a finding) or warn (admit, with AdmissionReview warnings)", EnvVars: []string{"LOCKSTEP_MODE"}},
 			&cli.StringFlag{Name: "unmanaged", Value: string(webhook.DenyUnmanaged), Usage: "images from repositories the manifest does not govern: allow or deny", EnvVars: []string{"LOCKSTEP_UNMANAGED"}},
+			registryAliasFlag(),
 			&cli.DurationFlag{Name: "refresh", Value: 30 * time.Second, Usage: "how often to re-fetch the manifest (±10% jitter)", EnvVars: []string{"LOCKSTEP_REFRESH"}},
 		}, sourceFlags()...), trustFlags()...),
 		Action: func(c *cli.Context) error {
@@ -38,6 +39,10 @@ func webhookCommand() *cli.Command {
 			}
 			if c.Duration("refresh") < time.Second {
 				return usage(fmt.Errorf("--refresh %s: want at least 1s", c.Duration("refresh")))
+			}
+			names, err := namesFromFlags(c)
+			if err != nil {
+				return err
 			}
 			src, err := sourceFromFlags(c)
 			if err != nil {
@@ -61,6 +66,7 @@ func webhookCommand() *cli.Command {
 				Refresh:       c.Duration("refresh"),
 				Mode:          mode,
 				Unmanaged:     unmanaged,
+				Names:         names,
 				Logger:        log,
 			})
 		},

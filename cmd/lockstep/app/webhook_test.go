@@ -6,7 +6,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -69,12 +68,12 @@ func TestWebhookUsageErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no certificate", []string{"webhook", "--manifest", man, "--insecure-allow-unsigned"}, ExitInvalid, "tls-cert"},
-		{"bad mode", append(base, "--manifest", man, "--insecure-allow-unsigned", "--mode", "audit"), ExitInvalid, `--mode "audit": want enforce or warn`},
-		{"bad unmanaged", append(base, "--manifest", man, "--insecure-allow-unsigned", "--unmanaged", "ignore"), ExitInvalid, `--unmanaged "ignore"`},
-		{"short refresh", append(base, "--manifest", man, "--insecure-allow-unsigned", "--refresh", "10ms"), ExitInvalid, "--refresh 10ms"},
+		{"no certificate", []string{"webhook", "--manifest", man, "--release", "store-web", "--insecure-allow-unsigned"}, ExitInvalid, "tls-cert"},
+		{"bad mode", append(base, "--manifest", man, "--release", "store-web", "--insecure-allow-unsigned", "--mode", "audit"), ExitInvalid, `--mode "audit": want enforce or warn`},
+		{"bad unmanaged", append(base, "--manifest", man, "--release", "store-web", "--insecure-allow-unsigned", "--unmanaged", "ignore"), ExitInvalid, `--unmanaged "ignore"`},
+		{"short refresh", append(base, "--manifest", man, "--release", "store-web", "--insecure-allow-unsigned", "--refresh", "10ms"), ExitInvalid, "--refresh 10ms"},
 		{"no manifest", append(base, "--insecure-allow-unsigned"), ExitInvalid, "a manifest is required"},
-		{"certificate missing", []string{"webhook", "--listen", "127.0.0.1:0", "--tls-cert", filepath.Join(dir, "nope.crt"), "--tls-key", key, "--manifest", man, "--insecure-allow-unsigned"}, ExitUnverified, "no such file"},
+		{"certificate missing", []string{"webhook", "--listen", "127.0.0.1:0", "--tls-cert", filepath.Join(dir, "nope.crt"), "--tls-key", key, "--manifest", man, "--release", "store-web", "--insecure-allow-unsigned"}, ExitUnverified, "no such file"},
 	}
 	for _, tt := range tests {
 		code, stderr := runWebhookCLI(context.Background(), tt.args...)
@@ -89,12 +88,7 @@ func TestWebhookUsageErrors(t *testing.T) {
 func TestWebhookServes(t *testing.T) {
 	dir := t.TempDir()
 	cert, key, pool := webhookTestCert(t, dir)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := loopbackAddr(t)
 	man := filepath.Join("..", "..", "..", "admission", "webhook", "testdata", "manifest.json")
 	ctx, cancel := context.WithCancel(context.Background())
 	type result struct {
@@ -104,10 +98,10 @@ func TestWebhookServes(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		code, stderr := runWebhookCLI(ctx, "webhook", "--listen", addr, "--tls-cert", cert, "--tls-key", key,
-			"--manifest", man, "--insecure-allow-unsigned", "--refresh", "1s")
+			"--manifest", man, "--release", "store-web", "--insecure-allow-unsigned", "--refresh", "1s")
 		done <- result{code, stderr}
 	}()
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	client := webhookClient(pool)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		resp, err := client.Get("https://" + addr + "/readyz")

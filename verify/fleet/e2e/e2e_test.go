@@ -199,7 +199,7 @@ func startAgent(t *testing.T, name string, env []string, args ...string) string 
 
 func TestFleetOfAgentProcesses(t *testing.T) {
 	rel := newRelease(t)
-	common := []string{"--manifest", rel.manifestPath, "--insecure-allow-unsigned", "--image", "web", "--platform", "linux/amd64"}
+	common := []string{"--manifest", rel.manifestPath, "--release", "store-web", "--insecure-allow-unsigned", "--image", "web", "--platform", "linux/amd64"}
 	goodPage := page(t, rel.cdnBase, "assets/app-1a2b.js", "assets/app-3c4d.css")
 	badPage := page(t, rel.cdnBase, "assets/app-ffff.js", "assets/app-3c4d.css")
 	var urls []string
@@ -240,7 +240,7 @@ func TestFleetOfAgentProcesses(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, lockstep, "fleet", "check", "--manifest", rel.manifestPath, "--insecure-allow-unsigned", "--targets", "file:"+targets, "--format", "json")
+	cmd := exec.CommandContext(ctx, lockstep, "fleet", "check", "--manifest", rel.manifestPath, "--release", "store-web", "--insecure-allow-unsigned", "--targets", "file:"+targets, "--format", "json")
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	err := cmd.Run()
 	if code := cmd.ProcessState.ExitCode(); code != 1 {
@@ -315,7 +315,7 @@ func TestAgentIdentityFromIMDS(t *testing.T) {
 		"AWS_ACCESS_KEY_ID=AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY=SECRET", "AWS_REGION=",
 		"AWS_CONFIG_FILE=" + filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(t.TempDir(), "none"),
 	}
-	url := startAgent(t, "", env, "--identity", "imds", "--manifest", rel.manifestPath, "--insecure-allow-unsigned",
+	url := startAgent(t, "", env, "--identity", "imds", "--manifest", rel.manifestPath, "--release", "store-web", "--insecure-allow-unsigned",
 		"--platform", "linux/amd64", "--running", "digest:"+fleettest.Amd64Cfg.String())
 	got := status(t, url).Instance
 	want := agent.Identity{InstanceID: "i-0123456789abcdef0", ASG: "store-web-asg", AvailabilityZone: "us-east-1a", PrivateIP: "10.0.0.5", Hostname: got.Hostname, Source: "imds"}

@@ -128,7 +128,9 @@ if [ -n "${INPUT_PREVIOUS:-}" ]; then
 fi
 
 if [ -n "${INPUT_STORE:-}" ]; then
-  "$lockstep" publish --store "$INPUT_STORE" --channel "$channel" "$output" >"$tmp/pub" 2>"$tmp/err"
+  pargs=(publish --store "$INPUT_STORE" --channel "$channel")
+  [ "${INPUT_ALLOW_UNSIGNED:-false}" = true ] && pargs+=(--allow-unsigned)
+  "$lockstep" "${pargs[@]}" "$output" >"$tmp/pub" 2>"$tmp/err"
   rc=$?
   cat "$tmp/err" >&2
   if [ "$rc" -ne 0 ]; then

@@ -35,6 +35,36 @@ func Publish(ctx context.Context, st manifest.Store, s *manifest.Signed, channel
 	return p, nil
 }
 
+// UnsignedError is a manifest that would be published with no signature
+// and no bundle, which every consumer that requires signatures refuses.
+type UnsignedError struct {
+	Release string
+	// Reason says why there is no signature, or is empty.
+	Reason string
+}
+
+func (e *UnsignedError) Error() string {
+	msg := "refusing to publish an unsigned manifest of " + e.Release
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg + "; consumers that require signatures would refuse it"
+}
+
+// RequireSigned returns an *UnsignedError for a manifest that carries
+// neither a signature nor a Sigstore bundle. It checks presence only: the
+// consumers verify.
+func RequireSigned(s *manifest.Signed) error {
+	if len(s.Signature) > 0 || len(s.Bundle) > 0 {
+		return nil
+	}
+	release := ""
+	if s.Manifest != nil {
+		release = s.Manifest.ID()
+	}
+	return &UnsignedError{Release: release, Reason: "no " + manifest.SignatureSuffix + " or " + manifest.BundleSuffix + " beside it"}
+}
+
 // NextGeneration returns the generation a new manifest of release should
 // carry: one more than the highest generation any of the release's
 // channels names (channel first, so that a new channel of an existing

@@ -206,3 +206,19 @@ func logger(l *slog.Logger) *slog.Logger {
 	}
 	return l
 }
+
+// Current returns the manifest a channel names, with its signature and
+// bundle, once v has verified it (`lockstep manifest get`). Fetch's errors
+// are ChannelSource's; a manifest v refuses is v's error (a
+// *verify.MismatchError for a signature that does not verify), and no
+// manifest is returned with it.
+func Current(ctx context.Context, st manifest.Store, release, channel string, v manifest.Verifier) (*manifest.Signed, error) {
+	s, err := ChannelSource{Store: st, Release: release, Channel: channel}.Fetch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.Verify(ctx, s); err != nil {
+		return nil, fmt.Errorf("verifying %s from the store: %w", s.Manifest.ID(), err)
+	}
+	return s, nil
+}

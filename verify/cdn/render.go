@@ -190,6 +190,12 @@ func rule(id, name, text, level string) report.Rule {
 // at "tls/HOST" relative to "ENDPOINTS", and logically at the endpoint).
 func (r *Report) SARIF(version string) *report.SARIF {
 	s := report.NewSARIF("lockstep", version, "https://github.com/lockstep-dev/lockstep", sarifRules...)
+	base := ""
+	if len(r.Bases) == 1 {
+		base = r.Bases[0]
+	}
+	s.Base("ASSETS", base, "the release's assets, by their path in the manifest: the files of the build's --assets directory, as every CDN base serves them (each result's url property is the one checked)")
+	s.Base("ENDPOINTS", "", "the TLS endpoints the check touched, as tls/HOST")
 	for _, res := range r.Failed() {
 		out := s.Add("cdn/"+string(res.Status), "", fmt.Sprintf("%s %s: %s", res.URL, res.Status, res.Reason), report.File(res.Path, "ASSETS"))
 		out.PartialFingerprints = map[string]string{"lockstepAsset/v1": string(res.Status) + ":" + res.URL}

@@ -137,3 +137,41 @@ func TestRecordPrevious(t *testing.T) {
 		}
 	}
 }
+
+// record --asset-list records the files under --assets that the list does
+// not name (the CDN serves them too), naming them on stderr, or with
+// --unlisted refuse refuses by name and writes nothing.
+func TestRecordUnlisted(t *testing.T) {
+	w := newRecordWire(t)
+	dir := t.TempDir()
+	list := filepath.Join(dir, "manifest.json")
+	mustNil(t, os.WriteFile(list, []byte(`{"src/main.js": {"file": "assets/app-1a2b.js", "isEntry": true}}`), 0o644))
+	mustNil(t, os.WriteFile(filepath.Join(w.dir, "favicon.ico"), []byte("ico"), 0o644))
+	out := filepath.Join(dir, "release.json")
+	_, stderr, code := lockstepRun(t, "", w.args("--generation", "1", "--asset-list", list, "--output", out)...)
+	if code != 0 || !strings.Contains(stderr, "favicon.ico") || !strings.Contains(stderr, "asset lists do not name") {
+		t.Fatalf("record --asset-list: exit %d, want 0 naming favicon.ico\n%s", code, stderr)
+	}
+	m, _, err := manifest.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range m.Assets.Files {
+		got = append(got, f.Path)
+	}
+	if strings.Join(got, " ") != "assets/app-1a2b.js favicon.ico index.html" {
+		t.Errorf("recorded %q, want the listed file and the two it does not name", got)
+	}
+	refused := filepath.Join(dir, "refused.json")
+	_, stderr, code = lockstepRun(t, "", w.args("--generation", "1", "--asset-list", list, "--unlisted", "refuse", "--output", refused)...)
+	if code != ExitInvalid || !strings.Contains(stderr, "favicon.ico, index.html") {
+		t.Errorf("record --unlisted refuse: exit %d, want 2 naming favicon.ico and index.html\n%s", code, stderr)
+	}
+	if _, err := os.Stat(refused); !os.IsNotExist(err) {
+		t.Errorf("a refused record wrote %s (%v)", refused, err)
+	}
+	if _, _, code := lockstepRun(t, "", w.args("--generation", "1", "--asset-list", list, "--unlisted", "drop")...); code != ExitInvalid {
+		t.Errorf("--unlisted drop: exit %d, want 2", code)
+	}
+}

@@ -46,7 +46,8 @@ func recordFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "image", Usage: "an image of the release, `NAME=REF` (repeatable)"},
 		&cli.StringFlag{Name: "assets", Usage: "the `DIR` the CDN serves; every file in it is hashed"},
 		&cli.StringSliceFlag{Name: "asset-list", Usage: "a Vite (.vite/manifest.json) or webpack assets manifest `FILE` naming the assets to hash, instead of walking --assets (repeatable)"},
-		&cli.BoolFlag{Name: "walk", Usage: "with --asset-list, also hash every file under --assets"},
+		&cli.BoolFlag{Name: "walk", Usage: "with --asset-list, also hash every file under --assets (what --unlisted record does)"},
+		&cli.StringFlag{Name: "unlisted", Value: string(assets.UnlistedRecord), Usage: "with --asset-list, the files under --assets it does not name (Vite's public/ copies), which the CDN serves too: record (hash them, named on stderr) or refuse (exit 2, naming them)"},
 		&cli.StringSliceFlag{Name: "exclude", Usage: "leave out of the walk the files or directories whose path or name matches `PATTERN` (path.Match; repeatable; each is logged)"},
 		&cli.StringFlag{Name: "public-path", Usage: "a `PREFIX` that --asset-list entries carry and paths under --assets do not (webpack's publicPath)"},
 		&cli.StringSliceFlag{Name: "cdn", Usage: "a CDN base `URL` the assets are served under (repeatable)"},
@@ -172,6 +173,9 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 		ExpiresIn: c.Duration("expires-in"),
 		Registry:  registry.Options{Client: client, Logger: log},
 		Logger:    log,
+	}
+	if opts.Assets.Unlisted, err = assets.ParseUnlisted(c.String("unlisted")); err != nil {
+		return opts, usage(fmt.Errorf("--%w", err))
 	}
 	if len(opts.Assets.Lists) > 0 && opts.Assets.Dir == "" {
 		return opts, usage(fmt.Errorf("--asset-list needs --assets DIR, the directory its entries are relative to"))

@@ -288,7 +288,7 @@ func gcCommand() *cli.Command {
 		Flags: []cli.Flag{
 			storeURLFlag(), storeReleaseFlag(),
 			&cli.IntFlag{Name: "keep", Usage: "keep the newest N manifests by generation, whatever else holds", Required: true},
-			&cli.StringSliceFlag{Name: "in-use", Usage: "a fleet report (JSON): never delete a \"manifestDigest\" it names (or a JSON list of digests); repeatable"},
+			&cli.StringSliceFlag{Name: "in-use", Usage: "a fleet report (JSON): never delete a \"manifestDigest\" it names, a manifest of an image digest an instance runs, or of a generation an instance runs (or a JSON list of manifest digests); repeatable"},
 			&cli.BoolFlag{Name: "yes", Usage: "delete; without it, only report what would be deleted"},
 			formatFlag("text", "json"),
 		},
@@ -298,6 +298,7 @@ func gcCommand() *cli.Command {
 				return err
 			}
 			var inUse []manifest.Digest
+			running := store.Running{Generations: map[string][]int64{}}
 			for _, p := range c.StringSlice("in-use") {
 				b, err := os.ReadFile(p)
 				if err != nil {
@@ -308,13 +309,21 @@ func gcCommand() *cli.Command {
 					return fmt.Errorf("%s: %w", p, err)
 				}
 				inUse = append(inUse, ds...)
+				r, err := store.ParseRunning(b)
+				if err != nil {
+					return fmt.Errorf("%s: %w", p, err)
+				}
+				running.Images = append(running.Images, r.Images...)
+				for rel, gens := range r.Generations {
+					running.Generations[rel] = append(running.Generations[rel], gens...)
+				}
 			}
 			st, err := openStore(c.Context, c.String("store"), logger(c))
 			if err != nil {
 				return err
 			}
 			r, err := store.GC(c.Context, st, c.String("release"), store.GCOptions{
-				Keep: c.Int("keep"), InUse: inUse, Delete: c.Bool("yes"), Logger: logger(c),
+				Keep: c.Int("keep"), InUse: inUse, Running: running, Delete: c.Bool("yes"), Logger: logger(c),
 			})
 			if r != nil {
 				if f == "json" {

@@ -95,6 +95,13 @@ while IFS= read -r v; do args+=(--cdn "$v"); done < <(lines "${INPUT_CDN:-}")
 [ "${INPUT_CHECK_CDN:-false}" = true ] && args+=(--check-cdn)
 [ -n "${INPUT_STORE:-}" ] && args+=(--store "$INPUT_STORE" --channel "$channel")
 [ -n "$sign_key" ] && args+=(--sign-key "$sign_key")
+if [ "${INPUT_PREVIOUS:-}" = store ]; then
+  # The previous release is what the store's channel names: record itself
+  # refuses a moved tag (a first release has none to compare with).
+  [ -n "${INPUT_STORE:-}" ] || fail 2 "lockstep record" "previous: store needs the store input"
+  args+=(--previous store)
+  while IFS= read -r v; do args+=(--allow-moved-tag "$v"); done < <(lines "${INPUT_ALLOW_MOVED_TAG:-}")
+fi
 if [ "${INPUT_EMBED_SIGNATURES:-false}" = true ]; then
   args+=(--embed-signatures)
   [ -n "${INPUT_IMAGE_KEY:-}" ] && args+=(--image-key "$INPUT_IMAGE_KEY")
@@ -113,7 +120,7 @@ fi
 digest=$(tr -d '[:space:]' <"$tmp/out")
 "$lockstep" manifest show --format markdown "$output" | summary
 
-if [ -n "${INPUT_PREVIOUS:-}" ]; then
+if [ -n "${INPUT_PREVIOUS:-}" ] && [ "$INPUT_PREVIOUS" != store ]; then
   dargs=(manifest diff --format markdown)
   while IFS= read -r v; do dargs+=(--allow-moved-tag "$v"); done < <(lines "${INPUT_ALLOW_MOVED_TAG:-}")
   "$lockstep" "${dargs[@]}" "$INPUT_PREVIOUS" "$output" >"$tmp/diff" 2>"$tmp/err"
@@ -128,7 +135,9 @@ if [ -n "${INPUT_PREVIOUS:-}" ]; then
 fi
 
 if [ -n "${INPUT_STORE:-}" ]; then
-  "$lockstep" publish --store "$INPUT_STORE" --channel "$channel" "$output" >"$tmp/pub" 2>"$tmp/err"
+  pargs=(publish --store "$INPUT_STORE" --channel "$channel")
+  [ "${INPUT_ALLOW_UNSIGNED:-false}" = true ] && pargs+=(--allow-unsigned)
+  "$lockstep" "${pargs[@]}" "$output" >"$tmp/pub" 2>"$tmp/err"
   rc=$?
   cat "$tmp/err" >&2
   if [ "$rc" -ne 0 ]; then

@@ -326,6 +326,18 @@ func TestActionPublish(t *testing.T) {
 		t.Errorf("the store's generation 2 with its signature (%d bytes) does not verify: %v", len(s.Signature), err)
 	}
 
+	// previous: store. Someone re-pushes store/web:v1: the next run is
+	// refused (exit 1) against what the channel names, and nothing moves.
+	if _, err := memregistry.PushImage(reg.Ref("store/web:v1"), 300); err != nil {
+		t.Fatal(err)
+	}
+	if r := runAction(t, bin, work, copyInputs(inputs, "PREVIOUS", "store")); r.code != 1 || !strings.Contains(r.stderr, "moved") {
+		t.Errorf("previous: store after the tag moved: exit %d, want 1 naming the moved tag\n%s", r.code, r.stderr)
+	}
+	if p := channel(); p.Generation != 2 {
+		t.Errorf("a refused run moved the channel to %d", p.Generation)
+	}
+
 	t.Run("refuses an asset that is not on the CDN and publishes nothing", func(t *testing.T) {
 		late := filepath.Join(work, "dist/assets/late-9f8e.js")
 		if err := os.WriteFile(late, []byte("late"), 0o644); err != nil {

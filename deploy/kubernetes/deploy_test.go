@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,12 +44,13 @@ type objects struct {
 func load(t *testing.T) *objects {
 	t.Helper()
 	files, err := filepath.Glob("*.yaml")
-	if err != nil || len(files) == 0 {
+	overlay, _ := filepath.Glob(filepath.Join("webhook", "*.yaml"))
+	if err != nil || len(files) == 0 || len(overlay) == 0 {
 		t.Fatalf("no YAML files: %v", err)
 	}
 	var o objects
-	for _, f := range files {
-		if f == "kustomization.yaml" {
+	for _, f := range append(files, overlay...) {
+		if filepath.Base(f) == "kustomization.yaml" {
 			continue
 		}
 		raw, err := os.ReadFile(f)
@@ -122,6 +125,9 @@ func one[T any](t *testing.T, what string, items []T) *T {
 
 const namespace = "lockstep"
 
+// The label a namespace opts in with.
+const optInLabel, optInValue = "lockstep.dev/webhook", "enabled"
+
 func TestWebhookConfiguration(t *testing.T) {
 	o := load(t)
 	vwc := one(t, "ValidatingWebhookConfigurations", o.webhooks)
@@ -145,17 +151,41 @@ func TestWebhookConfiguration(t *testing.T) {
 		t.Errorf("webhook name %q is not fully qualified", w.Name)
 	}
 
-	// The namespaceSelector leaves out kube-system and lockstep's own
-	// namespace, and nothing else.
+	// The namespaceSelector governs only the namespaces that opt in with
+	// the label, and never the system namespaces, lockstep's own (its pods
+	// never wait on themselves) or cert-manager's (which issues its
+	// certificate and fills its caBundle).
 	sel := w.NamespaceSelector
-	if sel == nil || len(sel.MatchLabels) != 0 || len(sel.MatchExpressions) != 1 {
+	if sel == nil || len(sel.MatchLabels) != 1 || sel.MatchLabels[optInLabel] != optInValue {
+		t.Errorf("namespaceSelector matchLabels %v, want only %s=%s (namespaces opt in)", sel.MatchLabels, optInLabel, optInValue)
+	}
+	if sel == nil || len(sel.MatchExpressions) != 1 {
 		t.Fatalf("namespaceSelector = %+v, want one expression", sel)
 	}
 	e := sel.MatchExpressions[0]
 	values := slices.Clone(e.Values)
 	sort.Strings(values)
-	if e.Key != "kubernetes.io/metadata.name" || e.Operator != metav1.LabelSelectorOpNotIn || !slices.Equal(values, []string{"kube-system", namespace}) {
-		t.Errorf("namespaceSelector expression %+v, want kubernetes.io/metadata.name NotIn [kube-system %s]", e, namespace)
+	excluded := []string{"cert-manager", "kube-node-lease", "kube-public", "kube-system", namespace}
+	if e.Key != "kubernetes.io/metadata.name" || e.Operator != metav1.LabelSelectorOpNotIn || !slices.Equal(values, excluded) {
+		t.Errorf("namespaceSelector expression %+v, want kubernetes.io/metadata.name NotIn %q", e, excluded)
+	}
+	sl, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []struct {
+		labels labels.Set
+		want   bool
+	}{
+		{labels.Set{"kubernetes.io/metadata.name": "shop"}, false},
+		{labels.Set{"kubernetes.io/metadata.name": "shop", optInLabel: optInValue}, true},
+		{labels.Set{"kubernetes.io/metadata.name": "kube-system", optInLabel: optInValue}, false},
+		{labels.Set{"kubernetes.io/metadata.name": "cert-manager", optInLabel: optInValue}, false},
+		{labels.Set{"kubernetes.io/metadata.name": namespace, optInLabel: optInValue}, false},
+	} {
+		if got := sl.Matches(ns.labels); got != ns.want {
+			t.Errorf("a namespace labelled %v is governed: %v, want %v", ns.labels, got, ns.want)
+		}
 	}
 	if w.ObjectSelector != nil && (len(w.ObjectSelector.MatchLabels) > 0 || len(w.ObjectSelector.MatchExpressions) > 0) {
 		t.Errorf("objectSelector %+v: an object selector lets a pod opt itself out by a label", w.ObjectSelector)
@@ -224,7 +254,7 @@ func TestDeployment(t *testing.T) {
 	for _, m := range []metav1.ObjectMeta{
 		o.deployments[0].ObjectMeta, one(t, "Services", o.services).ObjectMeta,
 		one(t, "PodDisruptionBudgets", o.pdbs).ObjectMeta, one(t, "ServiceAccounts", o.serviceAccounts).ObjectMeta,
-		one(t, "ConfigMaps", o.configMaps).ObjectMeta,
+		o.configMaps[0].ObjectMeta, o.configMaps[1].ObjectMeta,
 	} {
 		if m.Namespace != namespace {
 			t.Errorf("%s is in namespace %q, want %q", m.Name, m.Namespace, namespace)
@@ -395,26 +425,145 @@ func checkArgs(t *testing.T, c *corev1.Container, volumes []corev1.Volume, cms [
 	}
 }
 
-// TestKustomization checks that kustomization.yaml lists every file.
+// TestKustomization checks that each kustomization lists every file of its
+// directory, and that `kubectl apply -k deploy/kubernetes` cannot block a
+// cluster: the ValidatingWebhookConfiguration is only in the webhook
+// overlay, applied last, once the webhook is ready and its caBundle known.
 func TestKustomization(t *testing.T) {
-	raw, err := os.ReadFile("kustomization.yaml")
+	for dir, want := range map[string]func(kind string) bool{
+		".":       func(kind string) bool { return kind != "ValidatingWebhookConfiguration" },
+		"webhook": func(kind string) bool { return kind == "ValidatingWebhookConfiguration" },
+	} {
+		raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var k struct {
+			APIVersion string   `yaml:"apiVersion"`
+			Kind       string   `yaml:"kind"`
+			Resources  []string `yaml:"resources"`
+		}
+		if err := yaml.Unmarshal(raw, &k); err != nil {
+			t.Fatal(err)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		files = slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == "kustomization.yaml" })
+		got := slices.Clone(k.Resources)
+		for i := range got {
+			got[i] = filepath.Join(dir, got[i])
+		}
+		slices.Sort(got)
+		if k.Kind != "Kustomization" || !slices.Equal(got, files) {
+			t.Errorf("%s/kustomization.yaml resources %q, want every file: %q", dir, k.Resources, files)
+		}
+		for _, f := range files {
+			for _, kind := range kinds(t, f) {
+				if !want(kind) {
+					t.Errorf("%s (applied by kubectl apply -k %s) holds a %s", f, filepath.Join("deploy/kubernetes", dir), kind)
+				}
+			}
+		}
+	}
+}
+
+// kinds returns the kind of every document of a YAML file.
+func kinds(t *testing.T, path string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var k struct {
-		APIVersion string   `yaml:"apiVersion"`
-		Kind       string   `yaml:"kind"`
-		Resources  []string `yaml:"resources"`
+	var out []string
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	for {
+		var doc struct {
+			Kind string `yaml:"kind"`
+		}
+		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+			return out
+		} else if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, doc.Kind)
 	}
-	if err := yaml.Unmarshal(raw, &k); err != nil {
+}
+
+// envName is what a POSIX shell and every runtime take as an environment
+// variable name; envFrom skips (with only an event) a key that is not one.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// TestConfigMapKeys checks that every key of a ConfigMap the Deployment
+// reads with envFrom is an environment variable name, and that the files
+// it mounts from a ConfigMap exist in it.
+func TestConfigMapKeys(t *testing.T) {
+	o := load(t)
+	cms := map[string]corev1.ConfigMap{}
+	for _, cm := range o.configMaps {
+		cms[cm.Name] = cm
+	}
+	pod := one(t, "Deployments", o.deployments).Spec.Template.Spec
+	envFrom := 0
+	for _, c := range pod.Containers {
+		for _, ef := range c.EnvFrom {
+			if ef.ConfigMapRef == nil {
+				continue
+			}
+			envFrom++
+			cm, ok := cms[ef.ConfigMapRef.Name]
+			if !ok {
+				t.Errorf("envFrom names ConfigMap %s, which is not in the deployment", ef.ConfigMapRef.Name)
+			}
+			for k := range cm.Data {
+				if !envName.MatchString(k) {
+					t.Errorf("ConfigMap %s, read with envFrom, has key %q, which is not an environment variable name", cm.Name, k)
+				}
+			}
+		}
+	}
+	if envFrom == 0 {
+		t.Error("the container reads no ConfigMap with envFrom")
+	}
+	for _, v := range pod.Volumes {
+		if v.ConfigMap == nil {
+			continue
+		}
+		cm, ok := cms[v.ConfigMap.Name]
+		if !ok {
+			t.Errorf("volume %s mounts ConfigMap %s, which is not in the deployment", v.Name, v.ConfigMap.Name)
+		}
+		for _, it := range v.ConfigMap.Items {
+			if _, ok := cm.Data[it.Key]; !ok {
+				t.Errorf("volume %s mounts key %s, which ConfigMap %s lacks", v.Name, it.Key, cm.Name)
+			}
+		}
+	}
+}
+
+// TestMinimumVersion checks that docs/kubernetes.md names the minimum
+// Kubernetes version, and that it is at least what the manifests use:
+// the preStop sleep action (1.30), the kubernetes.io/metadata.name label
+// (1.22), policy/v1 PodDisruptionBudgets (1.21).
+func TestMinimumVersion(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "kubernetes.md"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob("*.yaml")
-	files = slices.DeleteFunc(files, func(f string) bool { return f == "kustomization.yaml" })
-	got := slices.Clone(k.Resources)
-	slices.Sort(got)
-	if k.Kind != "Kustomization" || !slices.Equal(got, files) {
-		t.Errorf("kustomization resources %q, want every file: %q", k.Resources, files)
+	m := regexp.MustCompile(`Kubernetes 1\.(\d+) or later`).FindSubmatch(raw)
+	if m == nil {
+		t.Fatal("docs/kubernetes.md does not say \"Kubernetes 1.N or later\"")
+	}
+	minor, _ := strconv.Atoi(string(m[1]))
+	need, why := 22, "the kubernetes.io/metadata.name label"
+	for _, c := range one(t, "Deployments", load(t).deployments).Spec.Template.Spec.Containers {
+		if c.Lifecycle != nil && c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Sleep != nil {
+			need, why = 30, "the preStop sleep action of container "+c.Name
+		}
+	}
+	if minor < need {
+		t.Errorf("docs/kubernetes.md says Kubernetes 1.%d, but %s needs 1.%d", minor, why, need)
+	}
+	if k, _ := os.ReadFile("kustomization.yaml"); !bytes.Contains(k, []byte(fmt.Sprintf("Kubernetes 1.%d or later", minor))) {
+		t.Errorf("kustomization.yaml does not say Kubernetes 1.%d or later, as docs/kubernetes.md does", minor)
 	}
 }
 

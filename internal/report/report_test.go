@@ -50,6 +50,7 @@ func TestSARIF(t *testing.T) {
 		Rule{ID: "a", ShortDescription: Message{"A"}, DefaultConfiguration: &Config{Level: LevelError}},
 		Rule{ID: "b", ShortDescription: Message{"B"}})
 	s.Add("b", "", "b happened", Logical("cdn.example", "endpoint"))
+	s.Base("ASSETS", "", "the assets")
 	s.Add("a", "", "a happened", File("app.js", "ASSETS")).Properties = map[string]any{"url": "https://cdn/app.js"}
 	var b bytes.Buffer
 	if err := s.Write(&b); err != nil {

@@ -2,7 +2,9 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"strings"
 )
 
 // SARIFVersion and SARIFSchema identify the SARIF format written.
@@ -25,10 +27,19 @@ type SARIF struct {
 	Runs    []Run  `json:"runs"`
 }
 
-// Run is one tool's run.
+// Run is one tool's run. OriginalURIBaseIDs says what each uriBaseId
+// its results use stands for (Base).
 type Run struct {
-	Tool    Tool     `json:"tool"`
-	Results []Result `json:"results"`
+	Tool               Tool                    `json:"tool"`
+	OriginalURIBaseIDs map[string]BaseLocation `json:"originalUriBaseIds,omitempty"`
+	Results            []Result                `json:"results"`
+}
+
+// BaseLocation is what a uriBaseId stands for: an absolute URI ending in
+// "/", where there is one, and a description.
+type BaseLocation struct {
+	URI         string   `json:"uri,omitempty"`
+	Description *Message `json:"description,omitempty"`
 }
 
 // Tool names the tool.
@@ -134,6 +145,20 @@ func (s *SARIF) Add(ruleID, level, text string, locs ...Location) *Result {
 	return &run.Results[len(run.Results)-1]
 }
 
+// Base defines the uriBaseId id that File locations use: uri (absolute,
+// ending in "/"; empty where the base has no URI of its own, e.g. a
+// directory of the build machine) and what it is, in text.
+func (s *SARIF) Base(id, uri, text string) {
+	run := &s.Runs[0]
+	if run.OriginalURIBaseIDs == nil {
+		run.OriginalURIBaseIDs = map[string]BaseLocation{}
+	}
+	if uri != "" && !strings.HasSuffix(uri, "/") {
+		uri += "/"
+	}
+	run.OriginalURIBaseIDs[id] = BaseLocation{URI: uri, Description: &Message{Text: text}}
+}
+
 // File is a location naming a file (a path relative to uriBase, if set).
 func File(uri, uriBase string) Location {
 	return Location{PhysicalLocation: &PhysicalLocation{ArtifactLocation: ArtifactLocation{URI: uri, URIBaseID: uriBase}}}
@@ -144,8 +169,23 @@ func Logical(name, kind string) Location {
 	return Location{LogicalLocations: []LogicalLocation{{Name: name, FullyQualifiedName: name, Kind: kind}}}
 }
 
-// Write writes the log as indented JSON.
+// Write writes the log as indented JSON. A result whose location uses a
+// uriBaseId that Base did not define is an error, and nothing is written.
 func (s *SARIF) Write(w io.Writer) error {
+	for _, run := range s.Runs {
+		for _, r := range run.Results {
+			for _, l := range r.Locations {
+				if l.PhysicalLocation == nil {
+					continue
+				}
+				if id := l.PhysicalLocation.ArtifactLocation.URIBaseID; id != "" {
+					if _, ok := run.OriginalURIBaseIDs[id]; !ok {
+						return fmt.Errorf("SARIF result %s uses uriBaseId %q, which originalUriBaseIds does not define", r.RuleID, id)
+					}
+				}
+			}
+		}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

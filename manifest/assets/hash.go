@@ -35,6 +35,13 @@ type Options struct {
 	// Walk hashes every file under Dir as well as the Lists' files. Dir is
 	// always walked when there are no Lists.
 	Walk bool
+	// Unlisted says what becomes of the files under Dir that the Lists do
+	// not name (Vite copies public/ there: favicon.ico, robots.txt), which
+	// the CDN serves all the same: UnlistedRecord (the default) hashes
+	// them too and names them in Result.Unlisted; UnlistedRefuse returns
+	// an *Error naming them. The Lists' own files and Exclude's matches
+	// are not counted.
+	Unlisted Unlisted
 	// Exclude holds path.Match patterns; a file or directory whose path
 	// relative to Dir, or whose name, matches one is left out of the walk
 	// and counted in Result.Excluded. Files named by a List are never
@@ -56,6 +63,26 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// Unlisted is Options.Unlisted.
+type Unlisted string
+
+// The values of Options.Unlisted.
+const (
+	UnlistedRecord Unlisted = "record"
+	UnlistedRefuse Unlisted = "refuse"
+)
+
+// ParseUnlisted parses "record" or "refuse"; "" is UnlistedRecord.
+func ParseUnlisted(s string) (Unlisted, error) {
+	switch Unlisted(s) {
+	case "", UnlistedRecord:
+		return UnlistedRecord, nil
+	case UnlistedRefuse:
+		return UnlistedRefuse, nil
+	}
+	return "", fmt.Errorf("unlisted %q: want record or refuse", s)
+}
+
 // Result is a hashed asset set.
 type Result struct {
 	// Files is sorted by Path, each Path once.
@@ -65,6 +92,9 @@ type Result struct {
 	// Excluded lists the paths Options.Exclude left out, sorted; a
 	// directory counts once.
 	Excluded []string
+	// Unlisted lists the files under Dir that the Lists do not name and
+	// that were recorded all the same (Options.Unlisted), sorted.
+	Unlisted []string
 }
 
 // Error is a file of the asset set that cannot be recorded: a symlink
@@ -109,8 +139,13 @@ func Hash(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	if len(opts.Lists) == 0 || opts.Walk {
-		if err := w.dir(ctx, root, "", []string{root}); err != nil {
+	listed := len(w.files)
+	if err := w.dir(ctx, root, "", []string{root}); err != nil {
+		return nil, err
+	}
+	var unlisted []string
+	if len(opts.Lists) > 0 && !opts.Walk {
+		if unlisted, err = w.unlisted(listed); err != nil {
 			return nil, err
 		}
 	}
@@ -123,7 +158,44 @@ func Hash(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Files: files, Bytes: total, Excluded: w.excluded}, nil
+	return &Result{Files: files, Bytes: total, Excluded: w.excluded, Unlisted: unlisted}, nil
+}
+
+// unlisted sorts out the files the walk found beyond the first listed
+// ones (the Lists'): the Lists' own files are dropped, and the rest are
+// refused or kept as Options.Unlisted says.
+func (w *walker) unlisted(listed int) ([]string, error) {
+	lists := map[string]bool{}
+	for _, l := range w.opts.Lists {
+		if abs, err := filepath.Abs(l); err == nil {
+			if real, err := filepath.EvalSymlinks(abs); err == nil {
+				lists[real] = true
+			}
+		}
+	}
+	var names []string
+	kept := w.files[:listed]
+	for _, p := range w.files[listed:] {
+		if lists[p.abs] {
+			continue
+		}
+		names = append(names, p.rel)
+		kept = append(kept, p)
+	}
+	w.files = kept
+	sort.Strings(names)
+	if len(names) == 0 {
+		return nil, nil
+	}
+	if w.opts.Unlisted == UnlistedRefuse {
+		return nil, &Error{Path: names[0], Reason: fmt.Sprintf(
+			"%d files under the asset directory are not named by the asset lists, and the CDN serves them too: %s (record them, or leave them out with an exclude pattern)",
+			len(names), strings.Join(names, ", "))}
+	}
+	if log := w.opts.Logger; log != nil {
+		log.Info("recorded files the asset lists do not name", "count", len(names), "paths", strings.Join(names, " "))
+	}
+	return names, nil
 }
 
 // pending is one file to hash: its path in the manifest and on disk.

@@ -75,12 +75,29 @@ func TestHashList(t *testing.T) {
 		"assets/index-B1.js":  "js", "assets/index-D3.css": "css", "robots.txt": "r",
 	})
 	list := filepath.Join(dir, ".vite", "manifest.json")
+	// Vite copied public/robots.txt into the build, and the list does not
+	// name it: the CDN serves it all the same, so it is recorded (and
+	// named), never dropped; the list itself is not an asset.
 	r, err := Hash(context.Background(), Options{Dir: dir, Lists: []string{list}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := paths(r), []string{"assets/index-B1.js", "assets/index-D3.css"}; !reflect.DeepEqual(got, want) {
+	if got, want := paths(r), []string{"assets/index-B1.js", "assets/index-D3.css", "robots.txt"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Hash(list) paths = %q, want %q", got, want)
+	}
+	if !reflect.DeepEqual(r.Unlisted, []string{"robots.txt"}) {
+		t.Errorf("Hash(list) Unlisted = %q, want [robots.txt]", r.Unlisted)
+	}
+	// Refused, by name, when asked.
+	_, err = Hash(context.Background(), Options{Dir: dir, Lists: []string{list}, Unlisted: UnlistedRefuse})
+	var ae *Error
+	if !errors.As(err, &ae) || ae.Path != "robots.txt" || !strings.Contains(err.Error(), "robots.txt") || !strings.Contains(err.Error(), "1 files") {
+		t.Errorf("Hash(list, refuse) = %v, want an *Error naming robots.txt", err)
+	}
+	// ... unless excluded on purpose.
+	r, err = Hash(context.Background(), Options{Dir: dir, Lists: []string{list}, Unlisted: UnlistedRefuse, Exclude: []string{"robots.txt"}})
+	if err != nil || len(r.Unlisted) != 0 || len(r.Files) != 2 {
+		t.Errorf("Hash(list, refuse, exclude robots.txt) = %v, %v; want the two listed files", r, err)
 	}
 	r, err = Hash(context.Background(), Options{Dir: dir, Lists: []string{list}, Walk: true, Exclude: []string{".vite"}})
 	if err != nil {

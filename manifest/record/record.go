@@ -70,6 +70,12 @@ type Options struct {
 	// Verifier.Embed: a consumer then verifies the images' signatures from
 	// the manifest alone. Its error fails the record.
 	Embed EmbedFunc
+	// Previous, when set, is the release's previous manifest: a tag that
+	// now names other bytes than there is refused with a
+	// *registry.MovedTagError (a mismatch), unless AllowMoved names it
+	// (registry.MovedTag.Matches), as `pin --previous` does.
+	Previous   *manifest.Manifest
+	AllowMoved []string
 	// Logger receives progress; nil is silent.
 	Logger *slog.Logger
 }
@@ -138,6 +144,9 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 		}()
 	}
 	images, pinErr := pinAll(ctx, opts, log)
+	if pinErr == nil {
+		pinErr = refuseMoved(opts, images, log)
+	}
 	if pinErr != nil {
 		cancel()
 	}
@@ -230,6 +239,23 @@ func check(opts Options) error {
 				return &manifest.ValidationError{Field: "assets.origin", Reason: fmt.Sprintf("%s is the CDN itself: an origin pointing at its CDN loops", opts.Origin)}
 			}
 		}
+	}
+	return nil
+}
+
+// refuseMoved returns a *registry.MovedTagError for the tags of images
+// that moved since opts.Previous and that opts.AllowMoved does not name.
+func refuseMoved(opts Options, images []manifest.Image, log *slog.Logger) error {
+	var refused []registry.MovedTag
+	for _, m := range registry.Moved(opts.Previous, images, opts.AllowMoved) {
+		if m.Allowed {
+			log.Warn("tag moved, allowed", "image", m.Name, "tag", m.Repository+":"+m.Tag, "previous", m.Previous.String(), "current", m.Current.String())
+			continue
+		}
+		refused = append(refused, m)
+	}
+	if len(refused) > 0 {
+		return &registry.MovedTagError{Tags: refused}
 	}
 	return nil
 }

@@ -24,8 +24,19 @@ import (
 type PassFunc = cosign.PassFunc
 
 // EnvPassword is the PassFunc cosign uses in CI: the COSIGN_PASSWORD
-// environment variable, empty when unset.
-func EnvPassword(bool) ([]byte, error) { return []byte(os.Getenv("COSIGN_PASSWORD")), nil }
+// environment variable. Unset is ErrNoPassword (set and empty is the
+// empty password), so that a forgotten variable is named rather than
+// reported as a wrong password.
+func EnvPassword(bool) ([]byte, error) {
+	pw, ok := os.LookupEnv("COSIGN_PASSWORD")
+	if !ok {
+		return nil, ErrNoPassword
+	}
+	return []byte(pw), nil
+}
+
+// ErrNoPassword is EnvPassword's error when COSIGN_PASSWORD is not set.
+var ErrNoPassword = errors.New("COSIGN_PASSWORD is not set: export the key's password in COSIGN_PASSWORD (COSIGN_PASSWORD= for the empty password)")
 
 // kmsSchemes are the KMS URI schemes sigstore knows. Only the providers
 // whose packages are linked into the binary can be used (see the README).

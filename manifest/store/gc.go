@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -21,6 +22,10 @@ type GCOptions struct {
 	// InUse lists digests that a fleet report says are running: never
 	// deleted.
 	InUse []manifest.Digest
+	// Running is what the instances actually run (ParseRunning): a
+	// manifest naming one of its image digests, or of one of the
+	// release's generations in it, is never deleted.
+	Running Running
 	// Delete deletes; without it GC is a dry run that reports what it
 	// would delete.
 	Delete bool
@@ -50,6 +55,8 @@ const (
 	KeptLive    = "a channel names it"
 	KeptNewest  = "one of the newest"
 	KeptInUse   = "running in the fleet"
+	KeptImage   = "an instance runs one of its images"
+	KeptRunGen  = "an instance runs its generation"
 	KeptRisable = "a channel could still move to it"
 	KeptNoRead  = "unreadable; left for an operator"
 	KeptRaced   = "a channel moved while gc ran"
@@ -103,6 +110,17 @@ func GC(ctx context.Context, st manifest.Store, release string, o GCOptions) (*G
 	for _, d := range o.InUse {
 		inUse[d] = true
 	}
+	held := func(m *manifest.Manifest, d manifest.Digest) string {
+		switch {
+		case inUse[d]:
+			return KeptInUse
+		case o.Running.names(m):
+			return KeptImage
+		case slices.Contains(o.Running.Generations[release], m.Release.Generation):
+			return KeptRunGen
+		}
+		return ""
+	}
 	live, floor, err := liveSet(ctx, st, release)
 	if err != nil {
 		return nil, err
@@ -111,13 +129,13 @@ func GC(ctx context.Context, st manifest.Store, release string, o GCOptions) (*G
 	for i := len(all) - 1; i >= 0; i-- {
 		e := all[i]
 		entry := GCEntry{Digest: e.d, Generation: e.gen}
-		reason := keepReason(i < o.Keep, inUse[e.d], live, floor, e.d, e.gen)
+		reason := keepReason(i < o.Keep, held(e.m, e.d), live, floor, e.d, e.gen)
 		if reason == "" && o.Delete {
 			// Decide again on what the channels say now.
 			if live, floor, err = liveSet(ctx, st, release); err != nil {
 				return rep, err
 			}
-			if r := keepReason(false, false, live, floor, e.d, e.gen); r != "" {
+			if r := keepReason(false, "", live, floor, e.d, e.gen); r != "" {
 				reason = KeptRaced
 			}
 		}
@@ -137,14 +155,16 @@ func GC(ctx context.Context, st manifest.Store, release string, o GCOptions) (*G
 	return rep, nil
 }
 
-func keepReason(newest, inUse bool, live map[manifest.Digest]bool, floor int64, d manifest.Digest, gen int64) string {
+// keepReason says why a manifest is kept, or "" to delete it; held is
+// why the fleet holds it (KeptInUse, KeptImage, KeptRunGen), or "".
+func keepReason(newest bool, held string, live map[manifest.Digest]bool, floor int64, d manifest.Digest, gen int64) string {
 	switch {
 	case live[d]:
 		return KeptLive
 	case newest:
 		return KeptNewest
-	case inUse:
-		return KeptInUse
+	case held != "":
+		return held
 	case gen >= floor:
 		return KeptRisable
 	}
@@ -240,6 +260,109 @@ func ParseInUse(data []byte) ([]manifest.Digest, error) {
 		return nil, &manifest.ValidationError{Field: "--in-use", Reason: `no "manifestDigest" value and not a list of digests: is this a fleet report?`}
 	}
 	return out, nil
+}
+
+// Running is what instances actually run, read from a fleet report by
+// ParseRunning: the image digests seen running, and per release the
+// generations their agents admitted.
+type Running struct {
+	Images      []manifest.Digest
+	Generations map[string][]int64
+}
+
+// names reports whether m names one of r's images: an image's index or
+// manifest digest, a platform's manifest digest or its config digest (the
+// image ID a runtime reports).
+func (r Running) names(m *manifest.Manifest) bool {
+	for _, im := range m.Images {
+		if slices.Contains(r.Images, im.Digest) {
+			return true
+		}
+		for _, p := range im.Platforms {
+			if slices.Contains(r.Images, p.Digest) || slices.Contains(r.Images, p.Config) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ParseRunning reads what a fleet report says instances actually run,
+// beyond the manifests they are checked against (ParseInUse): every
+// "running" digest and "imageDigests" list, and the "generation" of every
+// object that also names its "release" (the top-level "manifest", what the
+// fleet is checked against, aside). A document with none of them (a list
+// of digests) gives an empty Running; a value that is not a digest is a
+// *manifest.ValidationError.
+func ParseRunning(data []byte) (Running, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return Running{}, &manifest.ValidationError{Field: "--in-use", Reason: "not JSON: " + err.Error(), Err: err}
+	}
+	r := Running{Generations: map[string][]int64{}}
+	add := func(s string) error {
+		if s == "" {
+			return nil
+		}
+		d, err := manifest.ParseDigest(s)
+		if err != nil {
+			return &manifest.ValidationError{Field: "--in-use", Reason: err.Error(), Err: err}
+		}
+		if !slices.Contains(r.Images, d) {
+			r.Images = append(r.Images, d)
+		}
+		return nil
+	}
+	var walk func(v any, top bool) error
+	walk = func(v any, top bool) error {
+		switch t := v.(type) {
+		case map[string]any:
+			rel, _ := t["release"].(string)
+			if n, ok := t["generation"].(json.Number); ok && rel != "" {
+				if g, err := n.Int64(); err == nil && !slices.Contains(r.Generations[rel], g) {
+					r.Generations[rel] = append(r.Generations[rel], g)
+				}
+			}
+			for k, x := range t {
+				switch {
+				case k == "manifest" && top:
+					continue
+				case k == "running":
+					if s, ok := x.(string); ok {
+						if err := add(s); err != nil {
+							return err
+						}
+						continue
+					}
+				case k == "imageDigests":
+					if list, ok := x.([]any); ok && allStrings(list) {
+						for _, s := range list {
+							if err := add(s.(string)); err != nil {
+								return err
+							}
+						}
+						continue
+					}
+				}
+				if err := walk(x, false); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for _, x := range t {
+				if err := walk(x, false); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(v, true); err != nil {
+		return Running{}, err
+	}
+	return r, nil
 }
 
 func allStrings(list []any) bool {

@@ -22,6 +22,14 @@ type RollbackOptions struct {
 	// NoPublish makes the manifest only: nothing is stored or moved (to
 	// sign it before publishing it).
 	NoPublish bool
+	// Sign, when set, signs the new manifest's bytes before it is
+	// published: it returns the base64 signature (MANIFEST.sig) and, where
+	// it makes one, the Sigstore bundle.
+	Sign func(ctx context.Context, raw []byte) (signature, bundle []byte, err error)
+	// AllowUnsigned lets Rollback publish with no Sign: without it, an
+	// unsigned rollback is refused (RequireSigned) before anything is
+	// stored, since consumers that require signatures would refuse it.
+	AllowUnsigned bool
 }
 
 // RollbackResult is what Rollback did: the manifest it rolled back to
@@ -38,9 +46,10 @@ type RollbackResult struct {
 // whose generation is NextGeneration's: a rollback is a new, higher
 // generation, so that no consumer's rollback protection has to be turned
 // off. The new manifest is created at now; when the old one expired, the
-// new one keeps its lifetime (expiresAt − createdAt) from now. It is
-// unsigned: the old signature is over the old bytes, so it must be signed
-// (lockstep sign) before consumers that require signatures accept it.
+// new one keeps its lifetime (expiresAt − createdAt) from now. The old
+// signature is over the old bytes, so the new manifest is signed with
+// o.Sign; with no Sign it is published only with o.AllowUnsigned (an
+// *UnsignedError otherwise, before anything is stored).
 // A generation or digest that is not in the store wraps
 // manifest.ErrNotFound; a channel that moved meanwhile is a
 // *manifest.GenerationError.
@@ -55,6 +64,9 @@ func Rollback(ctx context.Context, st manifest.Store, o RollbackOptions) (*Rollb
 	from, err := find(ctx, st, release, channel, o.To)
 	if err != nil {
 		return nil, err
+	}
+	if o.Sign == nil && !o.AllowUnsigned && !o.NoPublish {
+		return nil, &UnsignedError{Release: release, Reason: "a rollback makes a new manifest, and nothing signs it"}
 	}
 	gen, err := NextGeneration(ctx, st, release, channel)
 	if err != nil {
@@ -74,6 +86,11 @@ func Rollback(ctx context.Context, st manifest.Store, o RollbackOptions) (*Rollb
 	s, err := manifest.NewSigned(raw, "rollback of "+from.Digest.String())
 	if err != nil {
 		return nil, err
+	}
+	if o.Sign != nil {
+		if s.Signature, s.Bundle, err = o.Sign(ctx, raw); err != nil {
+			return nil, fmt.Errorf("signing the rollback manifest: %w", err)
+		}
 	}
 	if o.NoPublish {
 		return &RollbackResult{From: from, Manifest: s}, nil

@@ -35,6 +35,36 @@ func Publish(ctx context.Context, st manifest.Store, s *manifest.Signed, channel
 	return p, nil
 }
 
+// UnsignedError is a manifest that would be published with no signature
+// and no bundle, which every consumer that requires signatures refuses.
+type UnsignedError struct {
+	Release string
+	// Reason says why there is no signature, or is empty.
+	Reason string
+}
+
+func (e *UnsignedError) Error() string {
+	msg := "refusing to publish an unsigned manifest of " + e.Release
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg + "; consumers that require signatures would refuse it"
+}
+
+// RequireSigned returns an *UnsignedError for a manifest that carries
+// neither a signature nor a Sigstore bundle. It checks presence only: the
+// consumers verify.
+func RequireSigned(s *manifest.Signed) error {
+	if len(s.Signature) > 0 || len(s.Bundle) > 0 {
+		return nil
+	}
+	release := ""
+	if s.Manifest != nil {
+		release = s.Manifest.ID()
+	}
+	return &UnsignedError{Release: release, Reason: "no " + manifest.SignatureSuffix + " or " + manifest.BundleSuffix + " beside it"}
+}
+
 // NextGeneration returns the generation a new manifest of release should
 // carry: one more than the highest generation any of the release's
 // channels names (channel first, so that a new channel of an existing
@@ -175,4 +205,20 @@ func logger(l *slog.Logger) *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return l
+}
+
+// Current returns the manifest a channel names, with its signature and
+// bundle, once v has verified it (`lockstep manifest get`). Fetch's errors
+// are ChannelSource's; a manifest v refuses is v's error (a
+// *verify.MismatchError for a signature that does not verify), and no
+// manifest is returned with it.
+func Current(ctx context.Context, st manifest.Store, release, channel string, v manifest.Verifier) (*manifest.Signed, error) {
+	s, err := ChannelSource{Store: st, Release: release, Channel: channel}.Fetch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.Verify(ctx, s); err != nil {
+		return nil, fmt.Errorf("verifying %s from the store: %w", s.Manifest.ID(), err)
+	}
+	return s, nil
 }

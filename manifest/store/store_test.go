@@ -156,9 +156,26 @@ func TestRollback(t *testing.T) {
 	ms := publish(t, st, "production", 1, 2, 3)
 	publish(t, st, "staging", 5)
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	r, err := store.Rollback(ctx, st, store.RollbackOptions{Release: "web", Channel: "production", To: ms[0].Digest.String(), By: "op", Now: now})
+	// Unsigned, it is refused before anything is stored or moved.
+	var ue *store.UnsignedError
+	if _, err := store.Rollback(ctx, st, store.RollbackOptions{Release: "web", Channel: "production", To: ms[0].Digest.String(), Now: now}); !errors.As(err, &ue) {
+		t.Fatalf("unsigned Rollback = %v, want an *UnsignedError", err)
+	}
+	if p, _ := st.Channel(ctx, "web", "production"); p.Generation != 3 {
+		t.Fatalf("a refused rollback moved the channel to %d", p.Generation)
+	}
+	var signed []byte
+	sign := func(_ context.Context, raw []byte) ([]byte, []byte, error) {
+		signed = raw
+		return []byte("c2lnbmF0dXJl"), nil, nil
+	}
+	r, err := store.Rollback(ctx, st, store.RollbackOptions{Release: "web", Channel: "production", To: ms[0].Digest.String(), By: "op", Now: now, Sign: sign})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Signed over the new manifest's exact bytes, and stored with it.
+	if got, err := st.Get(ctx, "web", r.Manifest.Digest); err != nil || string(got.Signature) != "c2lnbmF0dXJl" || string(signed) != string(r.Manifest.Raw) {
+		t.Errorf("the stored rollback: %v, signature %q; signed the new bytes: %v", err, got.Signature, string(signed) == string(r.Manifest.Raw))
 	}
 	// Above every channel of the release, staging's 5 included.
 	if r.Pointer.Generation != 6 || !r.Manifest.Manifest.Release.CreatedAt.Equal(now) {

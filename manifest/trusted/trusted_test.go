@@ -200,7 +200,7 @@ func TestRollbackProtection(t *testing.T) {
 	}
 	_, err = admit(stale)
 	wantRefusal(t, err, trusted.KindRollback)
-	r, err := store.Rollback(ctx, live, store.RollbackOptions{Release: "web", Channel: "production", To: "6", By: "operator"})
+	r, err := store.Rollback(ctx, live, store.RollbackOptions{Release: "web", Channel: "production", To: "6", By: "operator", AllowUnsigned: true})
 	if err != nil {
 		t.Fatal(err)
 	}

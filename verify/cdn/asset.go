@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,6 +23,8 @@ type checker struct {
 	full bool
 	etag bool
 	ua   string
+	// requireContent makes a size-only check StatusSizeOnly.
+	requireContent bool
 }
 
 func (c *checker) check(ctx context.Context, f manifest.File, u string) Result {
@@ -163,7 +166,15 @@ func (c *checker) digests(h http.Header, f manifest.File, res *Result) {
 		}
 		res.Verified = append(res.Verified, cl.header)
 	}
-	res.Status = StatusOK
+	res.Status, res.Compared = StatusOK, ComparedSize
+	switch {
+	case slices.Contains(res.Verified, "body"):
+		res.Compared = ComparedBytes
+	case len(res.Verified) > 0:
+		res.Compared = ComparedChecksum
+	case c.requireContent:
+		res.Status, res.Reason = StatusSizeOnly, "only the size was compared: the CDN states no checksum (--full hashes the bytes)"
+	}
 }
 
 // contentRangeTotal returns the complete length of a Content-Range

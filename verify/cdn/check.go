@@ -32,6 +32,10 @@ type Options struct {
 	// Full downloads and hashes every byte instead of trusting headers,
 	// reading at most the recorded size plus one byte of each asset.
 	Full bool
+	// RequireContent refuses to call an asset verified on its size alone:
+	// with no checksum header (and no Full), its check is StatusSizeOnly
+	// and Report.Err is an *verify.UnavailableError (exit 3).
+	RequireContent bool
 	// Paths, if set, are checked always; Sample more are drawn at random
 	// from the rest. With Sample alone, Sample files are drawn; with
 	// neither, every file is checked.
@@ -84,7 +88,7 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 	if now == nil {
 		now = time.Now
 	}
-	rep := &Report{Full: opt.Full, Bases: a.CDN}
+	rep := &Report{Full: opt.Full, RequireContent: opt.RequireContent, Bases: a.CDN}
 	origin := opt.Origin
 	if origin == "" {
 		origin = a.Origin
@@ -125,7 +129,7 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 	for _, c := range client.Certificates() {
 		seen[c.Host] = true
 	}
-	ck := &checker{hc: client.HTTPClient(), full: opt.Full, etag: !opt.IgnoreETag, ua: client.Policy().UserAgent}
+	ck := &checker{hc: client.HTTPClient(), full: opt.Full, etag: !opt.IgnoreETag, ua: client.Policy().UserAgent, requireContent: opt.RequireContent}
 	debug := logger.Enabled(ctx, slog.LevelDebug)
 	n := opt.Concurrency
 	if n <= 0 {

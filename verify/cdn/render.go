@@ -50,9 +50,30 @@ func (r *Report) Line() string {
 	if len(r.Bases) == 1 {
 		bases = "base"
 	}
-	return fmt.Sprintf("%s: checked %d (%d files × %d %s): %d ok, %d missing, %d wrong, %d unreachable, %d loops, %d TLS errors; %d requests, %d retries, %s",
+	return fmt.Sprintf("%s: checked %d (%d files × %d %s): %d ok, %d missing, %d wrong, %d unreachable, %d loops, %d TLS errors; %s; %d requests, %d retries, %s",
 		verdict, s.Checked, r.Files, len(r.Bases), bases, s.OK, s.Missing, s.Wrong, s.Unreachable, s.Loops, s.TLSErrors,
-		s.Requests, s.Retries, s.Duration.Round(time.Millisecond))
+		r.compared(), s.Requests, s.Retries, s.Duration.Round(time.Millisecond))
+}
+
+// compared says what the checks compared, e.g. "compared 3 by bytes, 0 by
+// checksum header, 2 by size only".
+func (r *Report) compared() string {
+	s := r.Summary
+	return fmt.Sprintf("compared %d by bytes, %d by checksum header, %d by size only", s.Bytes, s.Checksum, s.SizeOnly)
+}
+
+// sizeOnlyShown is how many size-only assets the text report names.
+const sizeOnlyShown = 20
+
+// sizeOnly returns the ok checks that compared the size alone.
+func (r *Report) sizeOnly() []Result {
+	var out []Result
+	for _, res := range r.Results {
+		if res.Status == StatusOK && res.Compared == ComparedSize {
+			out = append(out, res)
+		}
+	}
+	return out
 }
 
 func (r *Report) writeText(w io.Writer) error {
@@ -63,6 +84,17 @@ func (r *Report) writeText(w io.Writer) error {
 		}
 		if err := t.Text(w); err != nil {
 			return err
+		}
+		fmt.Fprintln(w)
+	}
+	if so := r.sizeOnly(); len(so) > 0 {
+		fmt.Fprintf(w, "%d ok by size only (no checksum header: other bytes of that size would pass; --full hashes them, --require-content refuses):\n", len(so))
+		for i, res := range so {
+			if i == sizeOnlyShown {
+				fmt.Fprintf(w, "  … and %d more (--format json says it of each)\n", len(so)-i)
+				break
+			}
+			fmt.Fprintf(w, "  %s\n", res.URL)
 		}
 		fmt.Fprintln(w)
 	}
@@ -101,9 +133,11 @@ func tlsStatus(e Endpoint) string {
 func (r *Report) writeMarkdown(w io.Writer) error {
 	s := r.Summary
 	fmt.Fprintf(w, "## lockstep cdn check\n\n**%s**\n\n", report.Cell(r.Line()))
-	t := report.NewTable("checked", "ok", "missing", "wrong", "unreachable", "loops", "TLS errors", "TLS expiring", "requests", "retries", "duration")
+	t := report.NewTable("checked", "ok", "missing", "wrong", "unreachable", "loops", "TLS errors", "TLS expiring",
+		"by bytes", "by checksum", "by size only", "requests", "retries", "duration")
 	t.Row(fmt.Sprint(s.Checked), fmt.Sprint(s.OK), fmt.Sprint(s.Missing), fmt.Sprint(s.Wrong), fmt.Sprint(s.Unreachable),
-		fmt.Sprint(s.Loops), fmt.Sprint(s.TLSErrors), fmt.Sprint(s.TLSExpiring), fmt.Sprint(s.Requests), fmt.Sprint(s.Retries),
+		fmt.Sprint(s.Loops), fmt.Sprint(s.TLSErrors), fmt.Sprint(s.TLSExpiring),
+		fmt.Sprint(s.Bytes), fmt.Sprint(s.Checksum), fmt.Sprint(s.SizeOnly), fmt.Sprint(s.Requests), fmt.Sprint(s.Retries),
 		s.Duration.Round(time.Millisecond).String())
 	if err := t.Markdown(w); err != nil {
 		return err
@@ -140,6 +174,7 @@ var sarifRules = []report.Rule{
 	rule("cdn/wrong-size", "AssetWrongSize", "The CDN serves an asset at another size than recorded.", report.LevelError),
 	rule("cdn/wrong-content", "AssetWrongContent", "The CDN serves other bytes than recorded (a stated hash, or the bytes, differ).", report.LevelError),
 	rule("cdn/unreachable", "AssetUnreachable", "The CDN could not be checked for an asset, after retries.", report.LevelError),
+	rule("cdn/size-only", "AssetSizeOnly", "Only an asset's size was compared (no checksum header, no --full), and --require-content asks for more.", report.LevelError),
 	rule("cdn/loop", "CDNLoop", "A redirect loop, a redirect chain over the cap, or a CDN-Loop header naming a CDN twice.", report.LevelError),
 	rule("cdn/tls-error", "TLSError", "An endpoint's certificate did not verify: expired, unknown authority or wrong name.", report.LevelError),
 	rule("cdn/tls-expiring", "TLSExpiring", "An endpoint's certificate expires soon.", report.LevelWarning),
@@ -155,6 +190,12 @@ func rule(id, name, text, level string) report.Rule {
 // at "tls/HOST" relative to "ENDPOINTS", and logically at the endpoint).
 func (r *Report) SARIF(version string) *report.SARIF {
 	s := report.NewSARIF("lockstep", version, "https://github.com/lockstep-dev/lockstep", sarifRules...)
+	base := ""
+	if len(r.Bases) == 1 {
+		base = r.Bases[0]
+	}
+	s.Base("ASSETS", base, "the release's assets, by their path in the manifest: the files of the build's --assets directory, as every CDN base serves them (each result's url property is the one checked)")
+	s.Base("ENDPOINTS", "", "the TLS endpoints the check touched, as tls/HOST")
 	for _, res := range r.Failed() {
 		out := s.Add("cdn/"+string(res.Status), "", fmt.Sprintf("%s %s: %s", res.URL, res.Status, res.Reason), report.File(res.Path, "ASSETS"))
 		out.PartialFingerprints = map[string]string{"lockstepAsset/v1": string(res.Status) + ":" + res.URL}

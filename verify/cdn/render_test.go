@@ -19,10 +19,11 @@ func goldenReport() *Report {
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	r := &Report{
 		Bases:  []string{"https://cdn.example/assets/"},
-		Files:  6,
+		Files:  7,
 		Origin: &OriginCheck{URL: "https://origin.example", Addresses: []string{"192.0.2.10:443"}},
 		Results: []Result{
-			{Path: "app.js", URL: "https://cdn.example/assets/app.js", Status: StatusOK, HTTPStatus: 200, Method: "HEAD", Size: 1234, Verified: []string{"x-amz-checksum-sha256"}},
+			{Path: "app.js", URL: "https://cdn.example/assets/app.js", Status: StatusOK, HTTPStatus: 200, Method: "HEAD", Size: 1234, Verified: []string{"x-amz-checksum-sha256"}, Compared: ComparedChecksum},
+			{Path: "robots.txt", URL: "https://cdn.example/assets/robots.txt", Status: StatusOK, HTTPStatus: 200, Method: "HEAD", Size: 24, Compared: ComparedSize},
 			{Path: "gone|odd*name.js", URL: "https://cdn.example/assets/gone%7Codd%2Aname.js", Status: StatusMissing, HTTPStatus: 403, Method: "HEAD", Reason: "403 Forbidden"},
 			{Path: "img/logo.png", URL: "https://cdn.example/assets/img/logo.png", Status: StatusWrongSize, HTTPStatus: 200, Method: "HEAD", Reason: "10 bytes, want 2048"},
 			{Path: "style.css", URL: "https://cdn.example/assets/style.css", Status: StatusWrongContent, HTTPStatus: 200, Method: "HEAD", Reason: "etag says sha256:aaaa, want sha256:bbbb"},

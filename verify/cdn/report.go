@@ -21,6 +21,17 @@ const (
 	StatusUnreachable  Status = "unreachable"   // after retries, or another status
 	StatusLoop         Status = "loop"          // a redirect loop or chain, or CDN-Loop
 	StatusTLS          Status = "tls-error"     // the certificate did not verify
+	// StatusSizeOnly is an asset only its size vouches for (no checksum
+	// header, no Full), under Options.RequireContent: not verified.
+	StatusSizeOnly Status = "size-only"
+)
+
+// What an ok asset's check compared (Result.Compared). The values are
+// stable in JSON.
+const (
+	ComparedBytes    = "bytes"    // downloaded and hashed (Full)
+	ComparedChecksum = "checksum" // a header stated the recorded SHA-256
+	ComparedSize     = "size"     // the size alone: other bytes of that size would pass
 )
 
 // Failing reports whether the status is a verdict against the asset
@@ -52,8 +63,11 @@ type Result struct {
 	// Err is the request's error when it failed before any answer (not
 	// in JSON): a caller tells a request its client refused to send or
 	// follow (transport.DeniedAddressError, transport.RedirectError) by it.
-	Err    error  `json:"-"`
-	Reason string `json:"reason,omitempty"`
+	Err error `json:"-"`
+	// Compared says how much the check of an asset the CDN serves at its
+	// size compared: ComparedBytes, ComparedChecksum or ComparedSize.
+	Compared string `json:"compared,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 // TLS endpoint statuses.
@@ -103,10 +117,16 @@ type Summary struct {
 	Loops       int `json:"loops"`
 	TLSErrors   int `json:"tlsErrors"`
 	// TLSExpiring counts endpoints that expire within the warning window.
-	TLSExpiring int           `json:"tlsExpiring"`
-	Requests    int64         `json:"requests"`
-	Retries     int64         `json:"retries"`
-	Duration    time.Duration `json:"durationNanos"`
+	TLSExpiring int `json:"tlsExpiring"`
+	// Bytes, Checksum and SizeOnly count the checks by what they compared
+	// (Result.Compared); SizeOnly ones are StatusSizeOnly under
+	// RequireContent, else ok.
+	Bytes    int           `json:"comparedBytes"`
+	Checksum int           `json:"comparedChecksum"`
+	SizeOnly int           `json:"comparedSizeOnly"`
+	Requests int64         `json:"requests"`
+	Retries  int64         `json:"retries"`
+	Duration time.Duration `json:"durationNanos"`
 }
 
 // Report is the outcome of a Check.
@@ -118,17 +138,28 @@ type Report struct {
 	Files   int  `json:"files"`
 	Sampled bool `json:"sampled,omitempty"`
 	// Full says every byte was downloaded and hashed.
-	Full    bool         `json:"full,omitempty"`
-	Origin  *OriginCheck `json:"origin,omitempty"`
-	Results []Result     `json:"results"`
-	TLS     []Endpoint   `json:"tls"`
-	Summary Summary      `json:"summary"`
+	Full bool `json:"full,omitempty"`
+	// RequireContent says a size-only check was not verified
+	// (Options.RequireContent).
+	RequireContent bool         `json:"requireContent,omitempty"`
+	Origin         *OriginCheck `json:"origin,omitempty"`
+	Results        []Result     `json:"results"`
+	TLS            []Endpoint   `json:"tls"`
+	Summary        Summary      `json:"summary"`
 }
 
 func (r *Report) summarize(requests, retries int64, d time.Duration) {
 	s := Summary{Requests: requests, Retries: retries, Duration: d}
 	for _, res := range r.Results {
 		s.Checked++
+		switch res.Compared {
+		case ComparedBytes:
+			s.Bytes++
+		case ComparedChecksum:
+			s.Checksum++
+		case ComparedSize:
+			s.SizeOnly++
+		}
 		switch res.Status {
 		case StatusOK:
 			s.OK++
@@ -165,7 +196,8 @@ func (r *Report) Failed() []Result {
 
 // Err returns a *verify.MismatchError for the first missing, wrong, looping
 // or TLS-failing asset (exit 1); otherwise an *verify.UnavailableError if
-// any asset was unreachable (exit 3: an asset that could not be checked is
+// any asset was compared by size alone under RequireContent, or if any
+// asset was unreachable (exit 3: an asset that could not be checked is
 // not verified); otherwise nil. Expiring certificates are warnings, not
 // errors.
 func (r *Report) Err() error {
@@ -185,6 +217,15 @@ func (r *Report) Err() error {
 			reason += fmt.Sprintf(" (and %d more failing)", bad-1)
 		}
 		return &verify.MismatchError{Subject: "asset " + first.Path, Reason: reason, Got: first.Reason, Want: "the recorded bytes"}
+	}
+	if r.RequireContent && r.Summary.SizeOnly > 0 {
+		for _, res := range r.Results {
+			if res.Status == StatusSizeOnly {
+				return &verify.UnavailableError{Dependency: "CDN", Err: fmt.Errorf(
+					"%d of %d checks compared the size only (%s states no checksum header); --full hashes the bytes",
+					r.Summary.SizeOnly, r.Summary.Checked, res.URL)}
+			}
+		}
 	}
 	for _, res := range r.Results {
 		if res.Status == StatusUnreachable {

@@ -27,7 +27,7 @@ func TestAdmitStore(t *testing.T) {
 	live, stale := "file://"+filepath.Join(dir, "live"), "file://"+filepath.Join(dir, "stale")
 	g6, g7 := e.manifest(t, 6), e.manifest(t, 7)
 	for _, p := range []struct{ store, path string }{{live, g6}, {live, g7}, {stale, g6}} {
-		if code, out, errs := run(t, "publish", "--store", p.store, p.path); code != 0 {
+		if code, out, errs := run(t, "publish", "--allow-unsigned", "--store", p.store, p.path); code != 0 {
 			t.Fatalf("publish %s to %s: exit %d\n%s\n%s", p.path, p.store, code, out, errs)
 		}
 	}
@@ -80,7 +80,7 @@ func TestAdmitStore(t *testing.T) {
 		t.Fatalf("a refusal moved the trusted state to %d", rec.Generation)
 	}
 	// The rollback is a new, higher generation: 8, with 6's content.
-	code, out, errs := run(t, "rollback", "--store", live, "--release", "store-web", "--to", "6", "--format", "json")
+	code, out, errs := run(t, "rollback", "--allow-unsigned", "--store", live, "--release", "store-web", "--to", "6", "--format", "json")
 	var rb struct {
 		Generation     int64 `json:"generation"`
 		FromGeneration int64 `json:"fromGeneration"`
@@ -159,7 +159,7 @@ func TestAdmitStoreS3(t *testing.T) {
 	t.Setenv("AWS_MAX_ATTEMPTS", "1")
 	e := newAdmitEnv(t)
 	url := "s3://releases/lockstep"
-	if code, out, errs := run(t, "publish", "--store", url, e.manifest(t, 3)); code != 0 {
+	if code, out, errs := run(t, "publish", "--allow-unsigned", "--store", url, e.manifest(t, 3)); code != 0 {
 		t.Fatalf("publish to s3: exit %d\n%s\n%s", code, out, errs)
 	}
 	src := []string{"--store", url, "--release", "store-web"}

@@ -47,6 +47,7 @@ func New() *cli.App {
 			manifestCommand(),
 			cdnCommand(),
 			signCommand(),
+			keygenCommand(),
 			// The store.
 			publishCommand(),
 			statusCommand(),

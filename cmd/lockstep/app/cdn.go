@@ -21,11 +21,14 @@ func cdnCommand() *cli.Command {
 		ArgsUsage: " ",
 		Description: "For every asset and CDN base: a HEAD (a ranged GET where HEAD is refused) must give 200, the recorded\n" +
 			"size and, where the CDN states one (x-amz-checksum-sha256, a SHA-256 ETag, Digest, Repr-Digest), the\n" +
-			"recorded hash; --full downloads and hashes every byte. Exit 0 all present, 1 any missing, wrong,\n" +
-			"looping or TLS-failing asset, 2 bad input (an origin that is the CDN), 3 the CDN could not be checked.",
+			"recorded hash; --full downloads and hashes every byte. The report says of each asset, and in its summary,\n" +
+			"whether the bytes, a checksum header or only the size were compared; --require-content makes size only\n" +
+			"a failure. Exit 0 all present, 1 any missing, wrong, looping or TLS-failing asset, 2 bad input (an origin\n" +
+			"that is the CDN), 3 the CDN could not be checked (or, with --require-content, only sizes were).",
 		Flags: append(sourceFlags(),
 			&cli.StringFlag{Name: "origin", Usage: "the CDN's origin (overrides assets.origin); refused if it is the CDN or resolves to it"},
 			&cli.BoolFlag{Name: "full", Usage: "download and hash every asset (reads at most its recorded size + 1 byte)"},
+			&cli.BoolFlag{Name: "require-content", Usage: "an asset only its size vouches for (no checksum header, no --full) is not verified (exit 3)"},
 			&cli.IntFlag{Name: "sample", Usage: "check a random N of the assets instead of all (0: all)"},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed for --sample, to repeat a sample (0: random)"},
 			&cli.IntFlag{Name: "concurrency", Value: def.MaxConnsPerHost, Usage: "requests in flight, in all and per CDN host"},
@@ -74,16 +77,17 @@ func cdnCheck(c *cli.Context) error {
 		log.Warn("the manifest lists no assets: nothing to check", "manifest", signed.Location)
 	}
 	rep, err := cdn.Check(c.Context, a, cdn.Options{
-		Client:      client,
-		Full:        c.Bool("full"),
-		Sample:      c.Int("sample"),
-		Seed:        c.Uint64("seed"),
-		Concurrency: c.Int("concurrency"),
-		Origin:      c.String("origin"),
-		IgnoreETag:  c.Bool("ignore-etag"),
-		TLSWarn:     c.Duration("tls-warn"),
-		Logger:      log,
-		Progress:    progress(c, "checking assets"),
+		Client:         client,
+		Full:           c.Bool("full"),
+		RequireContent: c.Bool("require-content"),
+		Sample:         c.Int("sample"),
+		Seed:           c.Uint64("seed"),
+		Concurrency:    c.Int("concurrency"),
+		Origin:         c.String("origin"),
+		IgnoreETag:     c.Bool("ignore-etag"),
+		TLSWarn:        c.Duration("tls-warn"),
+		Logger:         log,
+		Progress:       progress(c, "checking assets"),
 	})
 	if err != nil {
 		return err

@@ -80,6 +80,11 @@ func TestCDNCheck(t *testing.T) {
 		{"sarif", []string{"cdn", "check", "--manifest", withMissing, "--format", "sarif"}, 1, `"ruleId": "cdn/missing"`, ""},
 		{"missing", []string{"cdn", "check", "--manifest", withMissing}, 1, "missing  gone.js", "403 Forbidden"},
 		{"full", []string{"cdn", "check", "--manifest", good, "--full", "--sample", "1", "--seed", "7"}, 0, "checked 1 (1 files", ""},
+		// The CDN states no checksum: the report says only sizes were compared.
+		{"size only", []string{"cdn", "check", "--manifest", good}, 0, "compared 0 by bytes, 0 by checksum header, 2 by size only", ""},
+		{"size only json", []string{"cdn", "check", "--manifest", good, "--format", "json"}, 0, `"compared": "size"`, ""},
+		{"require content", []string{"cdn", "check", "--manifest", good, "--require-content"}, 3, "size-only", "compared the size only"},
+		{"require content, full", []string{"cdn", "check", "--manifest", good, "--require-content", "--full"}, 0, "2 by bytes", ""},
 		{"origin is the CDN", []string{"cdn", "check", "--manifest", selfOrigin}, 2, "", "is the CDN"},
 		{"origin flag", []string{"cdn", "check", "--manifest", good, "--origin", srv.URL + "/"}, 2, "", "is the CDN"},
 		{"origin elsewhere", []string{"cdn", "check", "--manifest", good, "--origin", dead.URL}, 0, "2 ok", ""},

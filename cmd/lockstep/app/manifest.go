@@ -23,6 +23,7 @@ func manifestCommand() *cli.Command {
 func manifestSubcommands() []*cli.Command {
 	return []*cli.Command{
 		manifestVerifyCommand(),
+		manifestGetCommand(),
 		{
 			Name:      "validate",
 			Usage:     "check a manifest strictly: exit 0 valid, 2 invalid (the field is named)",

@@ -16,6 +16,7 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/assets"
 	"github.com/lockstep-dev/lockstep/manifest/record"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
+	"github.com/lockstep-dev/lockstep/manifest/store"
 	"github.com/lockstep-dev/lockstep/verify/cdn"
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
@@ -45,7 +46,8 @@ func recordFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "image", Usage: "an image of the release, `NAME=REF` (repeatable)"},
 		&cli.StringFlag{Name: "assets", Usage: "the `DIR` the CDN serves; every file in it is hashed"},
 		&cli.StringSliceFlag{Name: "asset-list", Usage: "a Vite (.vite/manifest.json) or webpack assets manifest `FILE` naming the assets to hash, instead of walking --assets (repeatable)"},
-		&cli.BoolFlag{Name: "walk", Usage: "with --asset-list, also hash every file under --assets"},
+		&cli.BoolFlag{Name: "walk", Usage: "with --asset-list, also hash every file under --assets (what --unlisted record does)"},
+		&cli.StringFlag{Name: "unlisted", Value: string(assets.UnlistedRecord), Usage: "with --asset-list, the files under --assets it does not name (Vite's public/ copies), which the CDN serves too: record (hash them, named on stderr) or refuse (exit 2, naming them)"},
 		&cli.StringSliceFlag{Name: "exclude", Usage: "leave out of the walk the files or directories whose path or name matches `PATTERN` (path.Match; repeatable; each is logged)"},
 		&cli.StringFlag{Name: "public-path", Usage: "a `PREFIX` that --asset-list entries carry and paths under --assets do not (webpack's publicPath)"},
 		&cli.StringSliceFlag{Name: "cdn", Usage: "a CDN base `URL` the assets are served under (repeatable)"},
@@ -61,6 +63,8 @@ func recordFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "check-cdn-full", Usage: "with --check-cdn, download and hash every asset instead of trusting the CDN's headers"},
 		&cli.StringFlag{Name: "sign-key", Usage: "sign the manifest with this private `KEY` (cosign.key with COSIGN_PASSWORD, a PEM key, or a KMS URI), writing OUTPUT.sig", EnvVars: []string{"LOCKSTEP_SIGN_KEY"}},
 		&cli.StringFlag{Name: "bundle", Usage: "with --sign-key, also write a Sigstore bundle to `FILE` (e.g. OUTPUT.sigstore.json)"},
+		&cli.StringFlag{Name: "previous", Usage: "the previous release: a manifest `FILE`, or \"store\" for what --store's channel names; refuse tags that moved since (exit 1)"},
+		&cli.StringSliceFlag{Name: "allow-moved-tag", Usage: "with --previous, accept this moved tag: a role `NAME`, a REF or a repo:tag (repeatable)"},
 		&cli.BoolFlag{Name: "embed-signatures", Usage: "verify the images' cosign signatures now (--image-key or the keyless flags) and embed them in the manifest, so booting instances verify them without the registry"},
 	}
 	flags = append(flags, storeFlags()...)
@@ -170,6 +174,9 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 		Registry:  registry.Options{Client: client, Logger: log},
 		Logger:    log,
 	}
+	if opts.Assets.Unlisted, err = assets.ParseUnlisted(c.String("unlisted")); err != nil {
+		return opts, usage(fmt.Errorf("--%w", err))
+	}
 	if len(opts.Assets.Lists) > 0 && opts.Assets.Dir == "" {
 		return opts, usage(fmt.Errorf("--asset-list needs --assets DIR, the directory its entries are relative to"))
 	}
@@ -183,6 +190,10 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 	if s := sourceOverride(c); s != nil {
 		opts.Source = s
 	}
+	if opts.Previous, err = recordPrevious(c, opts.Release); err != nil {
+		return opts, err
+	}
+	opts.AllowMoved = c.StringSlice("allow-moved-tag")
 	if c.Bool("embed-signatures") {
 		v, err := imageVerifierFromFlags(c, nil, []remote.Option{remote.WithTransport(client.Transport())})
 		if err != nil {
@@ -191,6 +202,42 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 		opts.Embed = v.Embed
 	}
 	return opts, nil
+}
+
+// recordPrevious reads --previous: a manifest file, or "store" for the
+// manifest --store's channel names (nil when the channel does not exist
+// yet: a first release has no previous one).
+func recordPrevious(c *cli.Context, release string) (*manifest.Manifest, error) {
+	p := c.String("previous")
+	switch {
+	case p == "":
+		if len(c.StringSlice("allow-moved-tag")) > 0 {
+			return nil, usage(errors.New("--allow-moved-tag needs --previous FILE|store"))
+		}
+		return nil, nil
+	case p != "store":
+		m, _, err := manifest.ReadFile(p)
+		if err != nil {
+			return nil, inputError("--previous", err)
+		}
+		return m, nil
+	case c.String("store") == "":
+		return nil, usage(errors.New("--previous store needs --store URL"))
+	}
+	st, err := openStore(c.Context, c.String("store"), logger(c))
+	if err != nil {
+		return nil, err
+	}
+	s, err := store.ChannelSource{Store: st, Release: release, Channel: c.String("channel"), Name: c.String("store")}.Fetch(c.Context)
+	if errors.Is(err, manifest.ErrNotFound) {
+		logger(c).Info("no previous release on the store: nothing to compare tags with", "release", release, "channel", c.String("channel"))
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	logger(c).Info("comparing tags with the previous release on the store", "release", s.Manifest.ID(), "digest", s.Digest.String())
+	return s.Manifest, nil
 }
 
 // parseGeneration reads --generation: a positive integer.

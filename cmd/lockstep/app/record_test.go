@@ -59,7 +59,9 @@ func TestRecord(t *testing.T) {
 	if d := manifest.SHA256(raw); out != d.String()+"\n" {
 		t.Errorf("record --output printed %q, want the digest %s", out, d)
 	}
-	if len(m.Assets.Files) != 1 || m.Assets.Files[0].Path != "assets/app.js" || m.Release.Source.Commit != "def" || m.Release.Source.Repository != "https://github.com/acme/store" {
+	// The list names assets/app.js; index.html, which it does not name, is
+	// served all the same, so it is recorded; the list itself is not.
+	if len(m.Assets.Files) != 2 || m.Assets.Files[0].Path != "assets/app.js" || m.Assets.Files[1].Path != "index.html" || m.Release.Source.Commit != "def" || m.Release.Source.Repository != "https://github.com/acme/store" {
 		t.Errorf("record --asset-list --source-commit: files %+v, source %+v", m.Assets.Files, m.Release.Source)
 	}
 

@@ -139,7 +139,7 @@ func TestRecordGenerationAuto(t *testing.T) {
 		if got := m.Release.Generation; strconv.FormatInt(got, 10) != want {
 			t.Errorf("generation auto on a store at %d = %d, want %s", g, got, want)
 		}
-		if _, stderr, code := lockstepRun(t, "", "publish", "--store", store, out); code != 0 {
+		if _, stderr, code := lockstepRun(t, "", "publish", "--allow-unsigned", "--store", store, out); code != 0 {
 			t.Fatalf("publish: exit %d\n%s", code, stderr)
 		}
 	}

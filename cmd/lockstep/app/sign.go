@@ -20,16 +20,12 @@ func signCommand() *cli.Command {
 		Name:      "sign",
 		Usage:     "sign a release manifest (cosign's formats: MANIFEST.sig, and a Sigstore bundle)",
 		ArgsUsage: "MANIFEST",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "key", Usage: "the private key: a cosign key pair's cosign.key (password in COSIGN_PASSWORD), a PEM private key, or a KMS URI (awskms://...)", EnvVars: []string{"LOCKSTEP_SIGN_KEY"}},
-			&cli.BoolFlag{Name: "keyless", Usage: "sign with the CI's OIDC identity through Fulcio and Rekor (GitHub Actions: permissions id-token: write)"},
-			&cli.StringFlag{Name: "identity-token", Usage: "keyless: the OIDC identity token (default: from the environment)", EnvVars: []string{"SIGSTORE_ID_TOKEN"}},
-			&cli.StringFlag{Name: "signing-config", Usage: "keyless: a Sigstore signing config file naming Fulcio and Rekor (default: the public-good instance's, from TUF)"},
-			&cli.StringFlag{Name: "trusted-root", Usage: "keyless: a Sigstore trusted root file (default: from TUF)"},
 			&cli.StringFlag{Name: "output-signature", Usage: "where to write the base64 signature (default MANIFEST.sig)"},
 			&cli.StringFlag{Name: "bundle", Usage: "also write a Sigstore bundle here (keyless: default MANIFEST.sigstore.json)"},
 			formatFlag("text", "json"),
-		},
+		}, keylessFlags()...),
 		Action: func(c *cli.Context) error {
 			f, err := format(c, "text", "json")
 			if err != nil {
@@ -39,7 +35,7 @@ func signCommand() *cli.Command {
 				return usage(errors.New("sign takes one manifest file"))
 			}
 			path := c.Args().First()
-			sign, bundle, err := signerFromFlags(c, path)
+			sign, bundle, err := signerFromFlags(c, "key", path)
 			if err != nil {
 				return err
 			}
@@ -62,13 +58,24 @@ func signCommand() *cli.Command {
 	}
 }
 
-// signerFromFlags returns the sign function --key or --keyless asks for,
-// and the bundle path to write ("" for none).
-func signerFromFlags(c *cli.Context, path string) (signature.SignFunc, string, error) {
-	key, kl, bundle := c.String("key"), c.Bool("keyless"), c.String("bundle")
+// keylessFlags are the flags of keyless signing, for sign and rollback.
+func keylessFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "keyless", Usage: "sign with the CI's OIDC identity through Fulcio and Rekor (GitHub Actions: permissions id-token: write)"},
+		&cli.StringFlag{Name: "identity-token", Usage: "keyless: the OIDC identity token (default: from the environment)", EnvVars: []string{"SIGSTORE_ID_TOKEN"}},
+		&cli.StringFlag{Name: "signing-config", Usage: "keyless: a Sigstore signing config file naming Fulcio and Rekor (default: the public-good instance's, from TUF)"},
+		&cli.StringFlag{Name: "trusted-root", Usage: "keyless: a Sigstore trusted root file (default: from TUF)"},
+	}
+}
+
+// signerFromFlags returns the sign function the key flag (keyFlag: "key"
+// for sign, "sign-key" for rollback) or --keyless asks for, and the bundle
+// path to write ("" for none).
+func signerFromFlags(c *cli.Context, keyFlag, path string) (signature.SignFunc, string, error) {
+	key, kl, bundle := c.String(keyFlag), c.Bool("keyless"), c.String("bundle")
 	switch {
 	case key != "" && kl:
-		return nil, "", usage(errors.New("--key and --keyless are exclusive"))
+		return nil, "", usage(fmt.Errorf("--%s and --keyless are exclusive", keyFlag))
 	case key != "":
 		sv, err := signature.LoadSigner(c.Context, key, signature.EnvPassword)
 		if err != nil {
@@ -105,7 +112,7 @@ func signerFromFlags(c *cli.Context, path string) (signature.SignFunc, string, e
 			return sig, err
 		}, bundle, nil
 	}
-	return nil, "", usage(errors.New("sign needs --key KEY or --keyless"))
+	return nil, "", usage(fmt.Errorf("signing needs --%s KEY or --keyless", keyFlag))
 }
 
 // manifestVerifyCommand is `lockstep manifest verify`.

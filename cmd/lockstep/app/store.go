@@ -45,7 +45,7 @@ func publishCommand() *cli.Command {
 		Name:      "publish",
 		Usage:     "store a manifest (with MANIFEST.sig and MANIFEST.sigstore.json beside it) and move a channel to it",
 		ArgsUsage: "MANIFEST",
-		Flags:     []cli.Flag{storeURLFlag(), storeChannelFlag(), storeByFlag(), formatFlag("text", "json")},
+		Flags:     []cli.Flag{storeURLFlag(), storeChannelFlag(), storeByFlag(), allowUnsignedFlag(), formatFlag("text", "json")},
 		Action: func(c *cli.Context) error {
 			f, err := format(c, "text", "json")
 			if err != nil {
@@ -56,6 +56,9 @@ func publishCommand() *cli.Command {
 			}
 			s, err := storeReadManifest(c.Context, c.Args().First())
 			if err != nil {
+				return err
+			}
+			if err := allowUnsigned(c, store.RequireSigned(s)); err != nil {
 				return err
 			}
 			st, err := openStore(c.Context, c.String("store"), logger(c))
@@ -73,6 +76,25 @@ func publishCommand() *cli.Command {
 			return err
 		},
 	}
+}
+
+// allowUnsignedFlag is --allow-unsigned of the commands that publish.
+func allowUnsignedFlag() *cli.BoolFlag {
+	return &cli.BoolFlag{Name: "allow-unsigned", Usage: "publish a manifest that has no signature (consumers that require signatures refuse it)"}
+}
+
+// allowUnsigned turns an *store.UnsignedError into a usage error that
+// names the flags, or into a warning with --allow-unsigned.
+func allowUnsigned(c *cli.Context, err error) error {
+	var ue *store.UnsignedError
+	if !errors.As(err, &ue) {
+		return err
+	}
+	if c.Bool("allow-unsigned") {
+		logger(c).Warn("publishing an unsigned manifest (--allow-unsigned): consumers that require signatures refuse it", "release", ue.Release)
+		return nil
+	}
+	return usage(fmt.Errorf("%w (sign it, or pass --allow-unsigned)", err))
 }
 
 // storeReadManifest reads a manifest file with its signature (FILE.sig)
@@ -147,17 +169,20 @@ func storeStatusText(w io.Writer, r *store.StatusReport) error {
 func rollbackCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "rollback",
-		Usage: "publish an earlier release again, as a new, higher generation",
+		Usage: "publish an earlier release again, as a new, higher generation, signed",
 		Description: "The new manifest has the content of --to, a generation above every channel's, and a new createdAt.\n" +
-			"It is unsigned: sign it before consumers that require signatures accept it\n" +
-			"(rollback --no-publish --output FILE, lockstep sign FILE, lockstep publish FILE).",
-		Flags: []cli.Flag{
+			"The old signature covers the old bytes, so the new manifest is signed with --sign-key or --keyless\n" +
+			"before it is published; an unsigned rollback is refused (exit 2) unless --allow-unsigned.\n" +
+			"--output also writes it (with OUTPUT.sig and OUTPUT.sigstore.json where signed).",
+		Flags: append([]cli.Flag{
 			storeURLFlag(), storeReleaseFlag(), storeChannelFlag(), storeByFlag(),
 			&cli.StringFlag{Name: "to", Usage: "the release to go back to: a manifest digest (sha256:…) or a generation", Required: true},
-			&cli.StringFlag{Name: "output", Usage: "also write the new manifest to this file"},
-			&cli.BoolFlag{Name: "no-publish", Usage: "only write --output: store nothing, move nothing (to sign it first)"},
+			&cli.StringFlag{Name: "output", Usage: "also write the new manifest (and its signature files) to this file"},
+			&cli.BoolFlag{Name: "no-publish", Usage: "only write --output: store nothing, move nothing"},
+			&cli.StringFlag{Name: "sign-key", Usage: "sign the new manifest with this private `KEY` (cosign.key with COSIGN_PASSWORD, a PEM key, or a KMS URI)", EnvVars: []string{"LOCKSTEP_SIGN_KEY"}},
+			allowUnsignedFlag(),
 			formatFlag("text", "json"),
-		},
+		}, keylessFlags()...),
 		Action: func(c *cli.Context) error {
 			f, err := format(c, "text", "json")
 			if err != nil {
@@ -166,40 +191,81 @@ func rollbackCommand() *cli.Command {
 			if c.Bool("no-publish") && c.String("output") == "" {
 				return usage(fmt.Errorf("--no-publish needs --output FILE"))
 			}
+			o := store.RollbackOptions{
+				Release: c.String("release"), Channel: c.String("channel"), To: c.String("to"),
+				By: storeBy(c), Now: time.Now(), NoPublish: c.Bool("no-publish"), AllowUnsigned: c.Bool("allow-unsigned"),
+			}
+			if c.String("sign-key") != "" || c.Bool("keyless") {
+				sign, _, err := signerFromFlags(c, "sign-key", c.String("output"))
+				if err != nil {
+					return err
+				}
+				o.Sign = func(ctx context.Context, raw []byte) ([]byte, []byte, error) {
+					sig, err := sign(ctx, raw)
+					if err != nil {
+						return nil, nil, err
+					}
+					return sig.Base64, sig.Bundle, nil
+				}
+			}
 			st, err := openStore(c.Context, c.String("store"), logger(c))
 			if err != nil {
 				return err
 			}
-			r, err := store.Rollback(c.Context, st, store.RollbackOptions{
-				Release: c.String("release"), Channel: c.String("channel"), To: c.String("to"),
-				By: storeBy(c), Now: time.Now(), NoPublish: c.Bool("no-publish"),
-			})
-			if err != nil {
+			r, err := store.Rollback(c.Context, st, o)
+			if err := allowUnsigned(c, err); err != nil {
 				return err
 			}
 			if out := c.String("output"); out != "" {
-				if err := atomicfile.Write(out, r.Manifest.Raw, 0o644); err != nil {
+				if err := storeWriteManifest(out, r.Manifest); err != nil {
 					return err
 				}
 			}
-			logger(c).Warn("the rollback manifest is unsigned: sign it before consumers that require signatures accept it", "digest", r.Manifest.Digest)
+			signed := len(r.Manifest.Signature) > 0 || len(r.Manifest.Bundle) > 0
+			if !signed {
+				logger(c).Warn("the rollback manifest is unsigned: sign it before consumers that require signatures accept it", "digest", r.Manifest.Digest)
+			}
 			if f == "json" {
 				return storeJSON(c.App.Writer, storeRollbackJSON{
 					Release: r.Manifest.Manifest.Release.Name, Channel: c.String("channel"),
 					FromDigest: r.From.Digest, FromGeneration: r.From.Manifest.Release.Generation,
 					Digest: r.Manifest.Digest, Generation: r.Manifest.Manifest.Release.Generation,
-					Published: r.Pointer != nil, Pointer: r.Pointer, Signed: false,
+					Published: r.Pointer != nil, Pointer: r.Pointer, Signed: signed,
 				})
 			}
-			verb := "published"
+			verb, how := "published", "signed"
 			if r.Pointer == nil {
 				verb = "wrote (not published)"
 			}
-			_, err = fmt.Fprintf(c.App.Writer, "%s %s generation %d %s: the content of generation %d %s (unsigned)\n", verb,
-				c.String("channel"), r.Manifest.Manifest.Release.Generation, r.Manifest.Digest, r.From.Manifest.Release.Generation, r.From.Digest)
+			if !signed {
+				how = "unsigned"
+			}
+			_, err = fmt.Fprintf(c.App.Writer, "%s %s generation %d %s: the content of generation %d %s (%s)\n", verb,
+				c.String("channel"), r.Manifest.Manifest.Release.Generation, r.Manifest.Digest, r.From.Manifest.Release.Generation, r.From.Digest, how)
 			return err
 		},
 	}
+}
+
+// storeWriteManifest writes s to path with its signature files beside it
+// (PATH.sig, PATH.sigstore.json), each atomically; a stale sidecar of an
+// earlier file at path is removed, so that the files always belong
+// together. The sidecars go first: a reader who sees the new manifest
+// sees its signature.
+func storeWriteManifest(path string, s *manifest.Signed) error {
+	for _, sc := range s.Sidecars() {
+		p := path + sc.Suffix
+		if len(sc.Data) == 0 {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			continue
+		}
+		if err := atomicfile.Write(p, sc.Data, 0o644); err != nil {
+			return err
+		}
+	}
+	return atomicfile.Write(path, s.Raw, 0o644)
 }
 
 // storeRollbackJSON is rollback's --format json shape.
@@ -222,7 +288,7 @@ func gcCommand() *cli.Command {
 		Flags: []cli.Flag{
 			storeURLFlag(), storeReleaseFlag(),
 			&cli.IntFlag{Name: "keep", Usage: "keep the newest N manifests by generation, whatever else holds", Required: true},
-			&cli.StringSliceFlag{Name: "in-use", Usage: "a fleet report (JSON): never delete a \"manifestDigest\" it names (or a JSON list of digests); repeatable"},
+			&cli.StringSliceFlag{Name: "in-use", Usage: "a fleet report (JSON): never delete a \"manifestDigest\" it names, a manifest of an image digest an instance runs, or of a generation an instance runs (or a JSON list of manifest digests); repeatable"},
 			&cli.BoolFlag{Name: "yes", Usage: "delete; without it, only report what would be deleted"},
 			formatFlag("text", "json"),
 		},
@@ -232,6 +298,7 @@ func gcCommand() *cli.Command {
 				return err
 			}
 			var inUse []manifest.Digest
+			running := store.Running{Generations: map[string][]int64{}}
 			for _, p := range c.StringSlice("in-use") {
 				b, err := os.ReadFile(p)
 				if err != nil {
@@ -242,13 +309,21 @@ func gcCommand() *cli.Command {
 					return fmt.Errorf("%s: %w", p, err)
 				}
 				inUse = append(inUse, ds...)
+				r, err := store.ParseRunning(b)
+				if err != nil {
+					return fmt.Errorf("%s: %w", p, err)
+				}
+				running.Images = append(running.Images, r.Images...)
+				for rel, gens := range r.Generations {
+					running.Generations[rel] = append(running.Generations[rel], gens...)
+				}
 			}
 			st, err := openStore(c.Context, c.String("store"), logger(c))
 			if err != nil {
 				return err
 			}
 			r, err := store.GC(c.Context, st, c.String("release"), store.GCOptions{
-				Keep: c.Int("keep"), InUse: inUse, Delete: c.Bool("yes"), Logger: logger(c),
+				Keep: c.Int("keep"), InUse: inUse, Running: running, Delete: c.Bool("yes"), Logger: logger(c),
 			})
 			if r != nil {
 				if f == "json" {

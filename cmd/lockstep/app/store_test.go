@@ -82,13 +82,22 @@ func TestStoreCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "web production generation 1 "+ms[0].Digest.String()) {
 		t.Fatalf("publish g1: code %d, out %q, err %q", code, out, errs)
 	}
+	// An unsigned manifest is refused (exit 2) and nothing moves, unless
+	// --allow-unsigned.
+	_, errs, code = storeTestRun(t, nil, "publish", "--store", url, m(2))
+	if code != ExitInvalid || !strings.Contains(errs, "unsigned") || !strings.Contains(errs, "--allow-unsigned") {
+		t.Errorf("publish of an unsigned manifest: code %d, stderr %q; want 2 naming --allow-unsigned", code, errs)
+	}
+	if out, _, _ := storeTestRun(t, nil, "status", "--store", url, "--release", "web"); !strings.Contains(out, "generation  1") {
+		t.Errorf("a refused unsigned publish moved the channel:\n%s", out)
+	}
 	for g := 2; g <= 7; g++ {
-		if _, errs, code := storeTestRun(t, nil, "publish", "--store", url, m(g)); code != 0 {
+		if _, errs, code := storeTestRun(t, nil, "publish", "--allow-unsigned", "--store", url, m(g)); code != 0 {
 			t.Fatalf("publish g%d: %d %s", g, code, errs)
 		}
 	}
 	// The stale plan: refused, exit 1, naming both generations.
-	_, errs, code = storeTestRun(t, nil, "publish", "--store", url, m(6))
+	_, errs, code = storeTestRun(t, nil, "publish", "--allow-unsigned", "--store", url, m(6))
 	if code != ExitMismatch || !strings.Contains(errs, "generation 6 is not newer than generation 7") {
 		t.Errorf("publish of an older generation: code %d, stderr %q; want 1 naming 6 and 7", code, errs)
 	}
@@ -127,8 +136,13 @@ func TestStoreCommands(t *testing.T) {
 		}
 	}
 
+	// An unsigned rollback is refused before anything moves.
+	_, errs, code = storeTestRun(t, nil, "rollback", "--store", url, "--release", "web", "--to", "6")
+	if code != ExitInvalid || !strings.Contains(errs, "--allow-unsigned") {
+		t.Errorf("unsigned rollback: code %d, stderr %q; want 2 naming --allow-unsigned", code, errs)
+	}
 	// rollback --to 6 is generation 8.
-	out, errs, code = storeTestRun(t, nil, "rollback", "--store", url, "--release", "web", "--to", "6", "--format", "json")
+	out, errs, code = storeTestRun(t, nil, "rollback", "--allow-unsigned", "--store", url, "--release", "web", "--to", "6", "--format", "json")
 	if code != 0 {
 		t.Fatalf("rollback: %d %s", code, errs)
 	}
@@ -180,7 +194,7 @@ func TestAutoGeneration(t *testing.T) {
 	url := "file://" + filepath.Join(dir, "store")
 	storeTestManifests(t, dir, 3)
 	for g := 1; g <= 3; g++ {
-		storeTestRun(t, nil, "publish", "--store", url, filepath.Join(dir, fmt.Sprintf("g%d.json", g)))
+		storeTestRun(t, nil, "publish", "--allow-unsigned", "--store", url, filepath.Join(dir, fmt.Sprintf("g%d.json", g)))
 	}
 	cmd := &cli.Command{
 		Name:  "test-next",
@@ -208,13 +222,13 @@ func TestStoreCorruptExit(t *testing.T) {
 	dir := t.TempDir()
 	url := filepath.Join(dir, "store")
 	ms := storeTestManifests(t, dir, 2)
-	storeTestRun(t, nil, "publish", "--store", url, filepath.Join(dir, "g1.json"))
+	storeTestRun(t, nil, "publish", "--allow-unsigned", "--store", url, filepath.Join(dir, "g1.json"))
 	ptr := filepath.Join(url, "web", "channels", "production.json")
 	os.WriteFile(ptr, []byte(`{"release":"web","chan`), 0o644)
 	if _, errs, code := storeTestRun(t, nil, "status", "--store", url, "--release", "web"); code != ExitUnverified || !strings.Contains(errs, "truncated") {
 		t.Errorf("status on a truncated pointer: %d %q, want 3 saying truncated", code, errs)
 	}
-	if _, _, code := storeTestRun(t, nil, "publish", "--store", url, filepath.Join(dir, "g2.json")); code != ExitUnverified {
+	if _, _, code := storeTestRun(t, nil, "publish", "--allow-unsigned", "--store", url, filepath.Join(dir, "g2.json")); code != ExitUnverified {
 		t.Errorf("publish over a truncated pointer: %d, want 3", code)
 	}
 	if b, _ := os.ReadFile(ptr); string(b) != `{"release":"web","chan` {
@@ -238,11 +252,11 @@ func TestStoreCommandsS3(t *testing.T) {
 	ms := storeTestManifests(t, dir, 2)
 	url := "s3://releases/lockstep"
 	for g := 1; g <= 2; g++ {
-		if _, errs, code := storeTestRun(t, nil, "publish", "--store", url, filepath.Join(dir, fmt.Sprintf("g%d.json", g))); code != 0 {
+		if _, errs, code := storeTestRun(t, nil, "publish", "--allow-unsigned", "--store", url, filepath.Join(dir, fmt.Sprintf("g%d.json", g))); code != 0 {
 			t.Fatalf("publish g%d on s3: %d %s", g, code, errs)
 		}
 	}
-	if _, errs, code := storeTestRun(t, nil, "publish", "--store", url, filepath.Join(dir, "g1.json")); code != ExitMismatch {
+	if _, errs, code := storeTestRun(t, nil, "publish", "--allow-unsigned", "--store", url, filepath.Join(dir, "g1.json")); code != ExitMismatch {
 		t.Errorf("publish of an older generation on s3: %d %s, want 1", code, errs)
 	}
 	out, errs, code := storeTestRun(t, nil, "status", "--store", url, "--release", "web", "--format", "json")

@@ -273,7 +273,7 @@ func TestFleetOfAgentProcesses(t *testing.T) {
 func TestAgentFollowsTheChannel(t *testing.T) {
 	rels := newReleases(t, 7, 8)
 	storeDir := t.TempDir()
-	run(t, "publish", "--store", storeDir, rels[0].manifestPath)
+	run(t, "publish", "--allow-unsigned", "--store", storeDir, rels[0].manifestPath)
 	host, _ := runningtest.Docker(t, runningtest.Container{
 		ID: strings.Repeat("c", 64), Name: "web", ImageID: fleettest.Amd64Cfg.String(), OS: "linux", Arch: "amd64",
 	})
@@ -283,7 +283,7 @@ func TestAgentFollowsTheChannel(t *testing.T) {
 	if st := status(t, url); st.State != agent.StateAdmitted || st.Manifest == nil || st.Manifest.Generation != 7 || st.Checks != 1 {
 		t.Fatalf("first status: %s, manifest %+v, %d checks; want admitted on generation 7", st.State, st.Manifest, st.Checks)
 	}
-	run(t, "publish", "--store", storeDir, rels[1].manifestPath)
+	run(t, "publish", "--allow-unsigned", "--store", storeDir, rels[1].manifestPath)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		st := status(t, url)

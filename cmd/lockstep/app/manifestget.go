@@ -1,0 +1,63 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/store"
+)
+
+// manifestGetCommand is `lockstep manifest get`: the manifest a store's
+// channel names, verified, written with its signature files.
+func manifestGetCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "get",
+		Usage: "write the manifest a store's channel names, with its signature files, once verified",
+		Description: "Reads the channel's pointer and the manifest it names, verifies its signature (--key, the keyless\n" +
+			"flags, or --insecure-allow-unsigned) and writes it to --output with OUTPUT.sig and OUTPUT.sigstore.json\n" +
+			"beside it (atomically; its digest then goes to stdout), or the manifest alone to stdout. Nothing is\n" +
+			"written for a manifest that does not verify.\n\n" +
+			"Exit codes: 0 written; 1 the signature does not verify; 2 bad input or no such channel; 3 the store\n" +
+			"could not be read.",
+		Flags: append([]cli.Flag{
+			storeURLFlag(), storeReleaseFlag(), storeChannelFlag(),
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the manifest to `FILE` (with FILE.sig and FILE.sigstore.json) instead of stdout"},
+		}, trustFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usage(fmt.Errorf("manifest get takes no arguments, got %q", c.Args().First()))
+			}
+			v, insecure, err := verifierFromFlags(c)
+			if err != nil {
+				return err
+			}
+			st, err := openStore(c.Context, c.String("store"), logger(c))
+			if err != nil {
+				return err
+			}
+			s, err := store.Current(c.Context, st, c.String("release"), c.String("channel"), v)
+			if errors.Is(err, manifest.ErrNotFound) {
+				return usage(err)
+			}
+			if err != nil {
+				return err
+			}
+			if insecure {
+				logger(c).Warn("the manifest's signature was not required (--insecure-allow-unsigned)", "release", s.Manifest.ID())
+			}
+			out := c.String("output")
+			if out == "" {
+				_, err := c.App.Writer.Write(s.Raw)
+				return err
+			}
+			if err := storeWriteManifest(out, s); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(c.App.Writer, s.Digest)
+			return err
+		},
+	}
+}

@@ -114,7 +114,7 @@ func (e probeAttackEnv) admitPage(t *testing.T, probe string, extra ...string) (
 	t.Helper()
 	dir := t.TempDir()
 	state, report := filepath.Join(dir, "state"), filepath.Join(dir, "report.json")
-	args := append([]string{"admit", "--manifest", e.manifest, "--state-dir", state, "--insecure-allow-unsigned",
+	args := append([]string{"admit", "--manifest", e.manifest, "--release", "store-web", "--state-dir", state, "--insecure-allow-unsigned",
 		"--image", "web", "--running", "digest:" + e.config.String(), "--platform", "linux/amd64",
 		"--probe", probe, "--timeout", "20s", "--report", report}, extra...)
 	code, _, stderr := run(t, args...)
@@ -322,12 +322,12 @@ func (e probeAttackEnv) page(t *testing.T, html string, alone bool) string {
 func TestAttackRequests(t *testing.T) {
 	e := newProbeAttackEnv(t)
 	admit := func(manifestURL string, extra ...string) []string {
-		return append([]string{"admit", "--manifest", manifestURL, "--insecure-allow-unsigned", "--image", "web",
+		return append([]string{"admit", "--manifest", manifestURL, "--release", "store-web", "--insecure-allow-unsigned", "--image", "web",
 			"--running", "digest:" + e.config.String(), "--platform", "linux/amd64", "--state-dir", filepath.Join(t.TempDir(), "state"),
 			"--timeout", "20s", "--format", "json"}, extra...)
 	}
 	fleet := func(target string) []string {
-		return []string{"fleet", "check", "--manifest", e.manifest, "--insecure-allow-unsigned", "--format", "json", target}
+		return []string{"fleet", "check", "--manifest", e.manifest, "--release", "store-web", "--insecure-allow-unsigned", "--format", "json", target}
 	}
 	cases := []struct {
 		name string

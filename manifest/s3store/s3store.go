@@ -275,7 +275,7 @@ func (s *Store) getManifest(ctx context.Context, release string, d manifest.Dige
 }
 
 func (s *Store) getOptional(ctx context.Context, key string) ([]byte, error) {
-	b, _, err := s.get(ctx, key, 1<<20)
+	b, _, err := s.get(ctx, key, manifest.MaxSidecarSize)
 	if errors.Is(err, manifest.ErrNotFound) {
 		return nil, nil
 	}
@@ -293,7 +293,7 @@ func (s *Store) readPointer(ctx context.Context, release, channel string) (*mani
 	if err != nil {
 		return nil, "", err
 	}
-	raw, etag, err := s.get(ctx, key, 1<<20)
+	raw, etag, err := s.get(ctx, key, manifest.MaxPointerSize)
 	if errors.Is(err, manifest.ErrNotFound) {
 		return nil, "", fmt.Errorf("channel %s of release %s: %w", channel, release, manifest.ErrNotFound)
 	}

@@ -16,9 +16,13 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
+	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/store"
 )
+
+// maxReportSize bounds a fleet report read by gc --in-use, in bytes.
+const maxReportSize = 64 << 20
 
 func storeByFlag() *cli.StringFlag {
 	return &cli.StringFlag{Name: "by", Usage: "who moves the channel, recorded in the pointer (default: the GitHub Actions run, or user@host)", EnvVars: []string{"LOCKSTEP_PUBLISHER"}}
@@ -233,7 +237,7 @@ func gcCommand() *cli.Command {
 			}
 			var inUse []manifest.Digest
 			for _, p := range c.StringSlice("in-use") {
-				b, err := os.ReadFile(p)
+				b, err := regfile.Read(p, maxReportSize)
 				if err != nil {
 					return usage(err)
 				}

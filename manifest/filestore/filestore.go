@@ -53,20 +53,6 @@ func New(dir string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// ParseURL returns the directory of a store URL: "file://DIR" (DIR
-// absolute as in file:///var/lib/x, or relative as in file://store) or a
-// plain path. The path is taken as written, without URL decoding.
-func ParseURL(raw string) (string, error) {
-	dir := strings.TrimPrefix(raw, "file://")
-	if dir == "" {
-		return "", fmt.Errorf("store URL %q names no directory", raw)
-	}
-	if strings.Contains(dir, "://") {
-		return "", fmt.Errorf("store URL %q is not a file:// URL or a directory", raw)
-	}
-	return filepath.Clean(dir), nil
-}
-
 // fileMode is the mode of every file the store writes: manifests, their
 // signatures and bundles, and pointers.
 const fileMode = 0o644

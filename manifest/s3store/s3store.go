@@ -76,19 +76,6 @@ func New(api API, bucket, prefix string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// ParseURL splits "s3://BUCKET/PREFIX" into its bucket and prefix.
-func ParseURL(raw string) (bucket, prefix string, err error) {
-	rest, ok := strings.CutPrefix(raw, "s3://")
-	if !ok {
-		return "", "", fmt.Errorf("store URL %q: want s3://BUCKET/PREFIX", raw)
-	}
-	bucket, prefix, _ = strings.Cut(rest, "/")
-	if bucket == "" {
-		return "", "", fmt.Errorf("store URL %q names no bucket", raw)
-	}
-	return bucket, strings.Trim(prefix, "/"), nil
-}
-
 func (s *Store) String() string { return "s3://" + s.bucket + "/" + strings.TrimSuffix(s.prefix, "/") }
 
 func (s *Store) releaseKey(release string) (string, error) {

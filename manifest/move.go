@@ -77,6 +77,9 @@ func ParsePointer(data []byte, location, release, channel string) (*Pointer, err
 	if len(data) > MaxPointerSize {
 		return nil, corrupt("pointer document over "+strconv.Itoa(MaxPointerSize)+" bytes", nil)
 	}
+	if err := checkText(data); err != nil {
+		return nil, corrupt(err.Error(), nil)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var p Pointer
@@ -98,6 +101,8 @@ func ParsePointer(data []byte, location, release, channel string) (*Pointer, err
 		return nil, corrupt("pointer has no digest", nil)
 	case p.Generation < 1:
 		return nil, corrupt("pointer generation "+itoa(p.Generation)+" is below 1", nil)
+	case p.Generation > MaxGeneration:
+		return nil, corrupt("pointer generation "+itoa(p.Generation)+" is over the maximum "+itoa(MaxGeneration), nil)
 	case p.MovedAt.IsZero():
 		return nil, corrupt("pointer has no movedAt", nil)
 	}

@@ -99,6 +99,9 @@ func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
 	if m == nil || m.Manifest == nil {
 		return errors.New("putting a manifest: no manifest")
 	}
+	if err := m.CheckSidecars(); err != nil {
+		return err
+	}
 	release := m.Manifest.Release.Name
 	path, err := s.manifestPath(release, m.Digest)
 	if err != nil {

@@ -80,10 +80,12 @@ func publishCommand() *cli.Command {
 }
 
 // storeReadManifest reads a manifest file with its signature (FILE.sig)
-// and Sigstore bundle (FILE.sigstore.json), where they are.
+// and Sigstore bundle (FILE.sigstore.json), where they are. A file that
+// is missing or not a regular file (a FIFO, a directory) is invalid input.
 func storeReadManifest(ctx context.Context, path string) (*manifest.Signed, error) {
 	s, err := manifest.FileSource{Path: path}.Fetch(ctx)
-	if errors.Is(err, fs.ErrNotExist) {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
 		return nil, usage(err)
 	}
 	return s, err

@@ -56,8 +56,7 @@ func (e *attackEnv) write(t *testing.T, path, data string) string {
 	return path
 }
 
-// replace puts a FIFO, a directory, a symbolic link or a sparse file of
-// size bytes where path was.
+// fifo puts a FIFO where path was.
 func (e *attackEnv) fifo(t *testing.T, path string) {
 	t.Helper()
 	os.Remove(path)
@@ -72,6 +71,17 @@ func (e *attackEnv) symlink(t *testing.T, target, path string) {
 	if err := os.Symlink(target, path); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// linkAway moves the file at path out of the store and leaves a link to
+// it in its place: the same bytes, through a link.
+func (e *attackEnv) linkAway(t *testing.T, path string) {
+	t.Helper()
+	away := filepath.Join(e.dir, "away-"+filepath.Base(path))
+	if err := os.Rename(path, away); err != nil {
+		t.Fatal(err)
+	}
+	e.symlink(t, away, path)
 }
 
 func (e *attackEnv) sparse(t *testing.T, path string, size int64) {
@@ -232,15 +242,11 @@ func storeAttacks() []storeAttack {
 			return statusOf(e)
 		}, ExitUnverified, "symbolic link", nil},
 		storeAttack{"class 6/status: the channel links to a valid pointer", func(t *testing.T, e *attackEnv) []string {
-			p := e.rel("channels/production.json")
-			os.Rename(p, filepath.Join(e.dir, "pointer.json"))
-			e.symlink(t, filepath.Join(e.dir, "pointer.json"), p)
+			e.linkAway(t, e.rel("channels/production.json"))
 			return statusOf(e)
 		}, ExitUnverified, "symbolic link", nil},
 		storeAttack{"class 6/admit: the channel links to a valid pointer", func(t *testing.T, e *attackEnv) []string {
-			p := e.rel("channels/production.json")
-			os.Rename(p, filepath.Join(e.dir, "pointer.json"))
-			e.symlink(t, filepath.Join(e.dir, "pointer.json"), p)
+			e.linkAway(t, e.rel("channels/production.json"))
 			return admitOf(e, e.url, "--insecure-allow-unsigned")
 		}, ExitUnverified, "symbolic link", nil},
 		storeAttack{"class 6/gc: a channel that is a link names generation 1", func(t *testing.T, e *attackEnv) []string {
@@ -251,9 +257,7 @@ func storeAttacks() []storeAttack {
 			return gcOf(e)
 		}, ExitUnverified, "not a regular file", nil},
 		storeAttack{"class 6/gc: the live channel is a link", func(t *testing.T, e *attackEnv) []string {
-			p := e.rel("channels/production.json")
-			os.Rename(p, filepath.Join(e.dir, "pointer.json"))
-			e.symlink(t, filepath.Join(e.dir, "pointer.json"), p)
+			e.linkAway(t, e.rel("channels/production.json"))
 			return gcOf(e)
 		}, ExitUnverified, "not a regular file", nil},
 		storeAttack{"class 6/gc: a channel is a FIFO", func(t *testing.T, e *attackEnv) []string {
@@ -261,15 +265,11 @@ func storeAttacks() []storeAttack {
 			return gcOf(e)
 		}, ExitUnverified, "not a regular file", nil},
 		storeAttack{"class 6/gc: a manifest is a link", func(t *testing.T, e *attackEnv) []string {
-			p := e.manifestFile(1)
-			os.Rename(p, filepath.Join(e.dir, "m1.json"))
-			e.symlink(t, filepath.Join(e.dir, "m1.json"), p)
+			e.linkAway(t, e.manifestFile(1))
 			return gcOf(e)
 		}, ExitUnverified, "not a regular file", nil},
 		storeAttack{"class 6/rollback: the manifest to go back to is a link", func(t *testing.T, e *attackEnv) []string {
-			p := e.manifestFile(1)
-			os.Rename(p, filepath.Join(e.dir, "m1.json"))
-			e.symlink(t, filepath.Join(e.dir, "m1.json"), p)
+			e.linkAway(t, e.manifestFile(1))
 			return []string{"rollback", "--store", e.url, "--release", "web", "--to", e.ms[0].Digest.String()}
 		}, ExitUnverified, "symbolic link", nil},
 		storeAttack{"class 6/status: a manifest over 16 MiB", func(t *testing.T, e *attackEnv) []string {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
+	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verify"
 )
@@ -99,7 +100,7 @@ func (s *State) Get(release string) (rec Record, ok bool, err error) {
 	if err != nil {
 		return Record{}, false, err
 	}
-	b, err := os.ReadFile(p)
+	b, err := regfile.ReadNoFollow(p, manifest.MaxPointerSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Record{}, false, nil
 	}
@@ -207,7 +208,7 @@ func (s *State) Cached(release string) (m *manifest.Signed, at time.Time, ok boo
 		return nil, time.Time{}, false, err
 	}
 	base, _ := s.path(release, ".manifest")
-	raw, err := os.ReadFile(base + ".json")
+	raw, err := regfile.ReadNoFollow(base+".json", manifest.MaxSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, time.Time{}, false, nil
 	}
@@ -228,10 +229,7 @@ func (s *State) Cached(release string) (m *manifest.Signed, at time.Time, ok boo
 }
 
 func readOptional(p string) ([]byte, error) {
-	b, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	b, err := manifest.ReadSidecar(p, regfile.ReadNoFollow)
 	if err != nil {
 		return nil, fmt.Errorf("reading trusted state: %w", err)
 	}

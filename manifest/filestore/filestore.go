@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
+	"github.com/lockstep-dev/lockstep/internal/flock"
 	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
@@ -402,31 +402,9 @@ func (s *Store) lock(ctx context.Context, release string) (func(), error) {
 	if err := os.MkdirAll(rd, 0o755); err != nil {
 		return nil, fmt.Errorf("locking release %s: %w", release, err)
 	}
-	f, err := os.OpenFile(filepath.Join(rd, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	unlock, err := flock.Lock(ctx, filepath.Join(rd, ".lock"), fileMode)
 	if err != nil {
 		return nil, fmt.Errorf("locking release %s: %w", release, err)
 	}
-	wait := 100 * time.Microsecond
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() {
-				syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-				f.Close()
-			}, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("locking release %s: %w", release, err)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			f.Close()
-			return nil, fmt.Errorf("locking release %s: %w", release, ctx.Err())
-		case <-t.C:
-		}
-		wait = min(wait*2, 20*time.Millisecond)
-	}
+	return unlock, nil
 }

@@ -173,9 +173,14 @@ type storeAttack struct {
 	// want is a piece of what the refusal says (stdout or stderr), in
 	// lower case.
 	want string
-	// fresh, when set, is a directory that the command must not create.
-	fresh func(e *attackEnv) string
+	// fresh, when set, names directories that the command must not
+	// create.
+	fresh func(e *attackEnv) []string
 }
+
+// stateDir is the trusted state's directory of admitOf, which a refusal
+// does not create.
+func stateDir(e *attackEnv) []string { return []string{filepath.Join(e.dir, "state")} }
 
 func statusOf(e *attackEnv) []string { return []string{"status", "--store", e.url, "--release", "web"} }
 
@@ -216,7 +221,7 @@ func storeAttacks() []storeAttack {
 		storeAttack{"class 6/admit: the channel is a FIFO", func(t *testing.T, e *attackEnv) []string {
 			e.fifo(t, e.rel("channels/production.json"))
 			return admitOf(e, e.url, "--insecure-allow-unsigned")
-		}, ExitUnverified, "not a regular file", nil},
+		}, ExitUnverified, "not a regular file", stateDir},
 		storeAttack{"class 6/status: the manifest is a FIFO", func(t *testing.T, e *attackEnv) []string {
 			e.fifo(t, e.manifestFile(3))
 			return statusOf(e)
@@ -309,13 +314,15 @@ func storeAttacks() []storeAttack {
 		}, ExitInvalid, "not a regular file", nil},
 		storeAttack{"class 6/status: a store that is not there is not created", func(t *testing.T, e *attackEnv) []string {
 			return []string{"status", "--store", filepath.Join(e.dir, "nowhere", "store"), "--release", "web"}
-		}, ExitUnverified, "not found", func(e *attackEnv) string { return filepath.Join(e.dir, "nowhere") }},
+		}, ExitUnverified, "not found", func(e *attackEnv) []string { return []string{filepath.Join(e.dir, "nowhere")} }},
 		storeAttack{"class 6/admit: a store that is not there is not created", func(t *testing.T, e *attackEnv) []string {
 			return admitOf(e, filepath.Join(e.dir, "nowhere", "store"), "--insecure-allow-unsigned")
-		}, ExitUnverified, "not found", func(e *attackEnv) string { return filepath.Join(e.dir, "nowhere") }},
+		}, ExitUnverified, "not found", func(e *attackEnv) []string {
+			return []string{filepath.Join(e.dir, "nowhere"), filepath.Join(e.dir, "state")}
+		}},
 		storeAttack{"class 6/status: a release that is not there is not created", func(t *testing.T, e *attackEnv) []string {
 			return []string{"status", "--store", e.url, "--release", "api"}
-		}, ExitUnverified, "not found", func(e *attackEnv) string { return filepath.Join(e.store, "api") }},
+		}, ExitUnverified, "not found", func(e *attackEnv) []string { return []string{filepath.Join(e.store, "api")} }},
 	)
 
 	// Class 7: store URLs. Exit 2 before anything is written or contacted.
@@ -465,8 +472,10 @@ func TestAttackStore(t *testing.T) {
 				}
 			}
 			if tc.fresh != nil {
-				if _, err := os.Lstat(tc.fresh(e)); !os.IsNotExist(err) {
-					t.Errorf("%q created %s, a read-only command", args, tc.fresh(e))
+				for _, p := range tc.fresh(e) {
+					if _, err := os.Lstat(p); !os.IsNotExist(err) {
+						t.Errorf("%q created %s, and it only reads", args, p)
+					}
 				}
 			}
 		})

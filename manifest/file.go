@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
+
+	"github.com/lockstep-dev/lockstep/internal/regfile"
 )
 
 // FileSource reads a manifest from a file, and its signature from the file
@@ -33,21 +33,28 @@ func (f FileSource) Fetch(ctx context.Context) (*Signed, error) {
 	if err != nil {
 		return nil, err
 	}
-	sig, err := os.ReadFile(f.Path + SignatureSuffix)
-	switch {
-	case err == nil:
-		s.Signature = sig
-	case !errors.Is(err, fs.ErrNotExist):
+	if s.Signature, err = ReadSidecar(f.Path+SignatureSuffix, regfile.Read); err != nil {
 		return nil, fmt.Errorf("reading signature: %w", err)
 	}
-	bundle, err := os.ReadFile(f.Path + BundleSuffix)
-	switch {
-	case err == nil:
-		s.Bundle = bundle
-	case !errors.Is(err, fs.ErrNotExist):
+	if s.Bundle, err = ReadSidecar(f.Path+BundleSuffix, regfile.Read); err != nil {
 		return nil, fmt.Errorf("reading signature bundle: %w", err)
 	}
 	return s, nil
+}
+
+// MaxSidecarSize bounds a signature or bundle file, in bytes.
+const MaxSidecarSize = 1 << 20
+
+// ReadSidecar reads the signature or bundle at path with read (one of
+// regfile's readers), at most MaxSidecarSize bytes. A file that is not
+// there is nil, no error; an empty file is an empty, non-nil slice, which a
+// verifier refuses as an invalid signature rather than taking for none.
+func ReadSidecar(path string, read func(string, int64) ([]byte, error)) ([]byte, error) {
+	b, err := read(path, MaxSidecarSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
 }
 
 // ReadFile reads and parses a manifest file.
@@ -64,17 +71,10 @@ func ReadFile(path string) (*Manifest, []byte, error) {
 }
 
 func readCapped(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-	}
-	if len(raw) > MaxSize {
+	raw, err := regfile.Read(path, MaxSize)
+	var tl *regfile.TooLargeError
+	if errors.As(err, &tl) {
 		return nil, invalid("", "%s is over the %d byte limit", path, MaxSize)
 	}
-	return raw, nil
+	return raw, err
 }

@@ -23,6 +23,11 @@ const (
 // 100,000 assets).
 const MaxSize = 16 << 20
 
+// MaxGeneration is the highest generation a manifest or pointer may carry:
+// 2^53 − 1, the largest integer that every JSON reader keeps exactly, and
+// far enough below the int64 limit that rising is never an overflow.
+const MaxGeneration = 1<<53 - 1
+
 // Manifest is a release manifest: what a release runs and what it serves.
 type Manifest struct {
 	APIVersion string  `json:"apiVersion"`
@@ -39,7 +44,8 @@ type Manifest struct {
 type Release struct {
 	// Name is the service, e.g. "store-web".
 	Name string `json:"name"`
-	// Generation is ≥ 1 and only ever rises for a Name.
+	// Generation is ≥ 1 and at most MaxGeneration, and only ever rises for
+	// a Name.
 	Generation int64        `json:"generation"`
 	CreatedAt  time.Time    `json:"createdAt"`
 	ExpiresAt  *time.Time   `json:"expiresAt,omitempty"`

@@ -14,8 +14,8 @@ import (
 // remembers, newest first.
 const MaxHistory = 32
 
-// maxPointerSize bounds a pointer document, in bytes.
-const maxPointerSize = 1 << 20
+// MaxPointerSize bounds a pointer document, in bytes.
+const MaxPointerSize = 1 << 20
 
 // NextPointer decides a channel move: it is the one place where the store
 // rule lives, and every Store backend calls it, under its own
@@ -74,8 +74,11 @@ func ParsePointer(data []byte, location, release, channel string) (*Pointer, err
 	corrupt := func(reason string, err error) error {
 		return &CorruptError{Location: location, Reason: reason, Err: err}
 	}
-	if len(data) > maxPointerSize {
-		return nil, corrupt("pointer document over "+strconv.Itoa(maxPointerSize)+" bytes", nil)
+	if len(data) > MaxPointerSize {
+		return nil, corrupt("pointer document over "+strconv.Itoa(MaxPointerSize)+" bytes", nil)
+	}
+	if err := checkText(data); err != nil {
+		return nil, corrupt(err.Error(), nil)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -98,6 +101,8 @@ func ParsePointer(data []byte, location, release, channel string) (*Pointer, err
 		return nil, corrupt("pointer has no digest", nil)
 	case p.Generation < 1:
 		return nil, corrupt("pointer generation "+itoa(p.Generation)+" is below 1", nil)
+	case p.Generation > MaxGeneration:
+		return nil, corrupt("pointer generation "+itoa(p.Generation)+" is over the maximum "+itoa(MaxGeneration), nil)
 	case p.MovedAt.IsZero():
 		return nil, corrupt("pointer has no movedAt", nil)
 	}

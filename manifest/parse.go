@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxDepth bounds the nesting of a manifest document.
@@ -92,6 +93,9 @@ func decodeError(err error) error {
 // makes one pass over the bytes, so that a manifest of 100,000 assets is
 // checked in milliseconds.
 func checkStructure(data []byte) error {
+	if err := checkText(data); err != nil {
+		return &ValidationError{Reason: err.Error()}
+	}
 	if !json.Valid(data) {
 		var v any
 		err := json.Unmarshal(data, &v)
@@ -178,4 +182,52 @@ func checkStructure(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// checkText refuses what encoding/json would silently replace with U+FFFD:
+// bytes that are not valid UTF-8, and \u escapes of a lone surrogate (a
+// high one not followed by a low one, or a low one alone). Every
+// backslash of a valid JSON document is in a string, so one pass over the
+// bytes finds every escape.
+func checkText(data []byte) error {
+	if !utf8.Valid(data) {
+		return errors.New("not valid UTF-8")
+	}
+	for i := 0; i < len(data); i++ {
+		if data[i] != '\\' || i+1 >= len(data) {
+			continue
+		}
+		i++ // the escaped character
+		if data[i] != 'u' {
+			continue
+		}
+		r, ok := hex4(data, i+1)
+		if !ok {
+			continue // json.Valid reports it
+		}
+		i += 4
+		switch {
+		case r >= 0xdc00 && r <= 0xdfff:
+			return fmt.Errorf("a lone surrogate \\u%04x in a string", r)
+		case r >= 0xd800 && r <= 0xdbff:
+			lo, ok := rune(0), i+2 < len(data) && data[i+1] == '\\' && data[i+2] == 'u'
+			if ok {
+				lo, ok = hex4(data, i+3)
+			}
+			if !ok || lo < 0xdc00 || lo > 0xdfff {
+				return fmt.Errorf("a lone surrogate \\u%04x in a string", r)
+			}
+			i += 6
+		}
+	}
+	return nil
+}
+
+// hex4 decodes the four hex digits at data[i:].
+func hex4(data []byte, i int) (rune, bool) {
+	if i+4 > len(data) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(data[i:i+4]), 16, 32)
+	return rune(n), err == nil
 }

@@ -2,7 +2,9 @@ package manifest
 
 import (
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -25,6 +27,9 @@ func Validate(m *Manifest) error {
 	}
 	if r.Generation < 1 {
 		return invalid("release.generation", "must be at least 1, got %d", r.Generation)
+	}
+	if r.Generation > MaxGeneration {
+		return invalid("release.generation", "must be at most %d (2^53 − 1), got %d", int64(MaxGeneration), r.Generation)
 	}
 	if r.CreatedAt.IsZero() {
 		return invalid("release.createdAt", "is required")
@@ -77,10 +82,16 @@ func Validate(m *Manifest) error {
 	if len(a.Files) > 0 && len(a.CDN) == 0 {
 		return invalid("assets.cdn", "needs at least one base URL when there are files")
 	}
+	bases := make(map[string]int, len(a.CDN))
 	for i, base := range a.CDN {
 		if err := ValidateBaseURL(base); err != nil {
 			return invalid(fmt.Sprintf("assets.cdn[%d]", i), "%v", err)
 		}
+		k := baseKey(base)
+		if j, dup := bases[k]; dup {
+			return invalid(fmt.Sprintf("assets.cdn[%d]", i), "%q is assets.cdn[%d] again", base, j)
+		}
+		bases[k] = i
 	}
 	if a.Origin != "" {
 		if err := ValidateBaseURL(a.Origin); err != nil {
@@ -147,8 +158,10 @@ func ValidateName(s string) error {
 }
 
 // ValidatePath checks that p is a safe relative asset path: not empty, not
-// absolute, no "." or ".." or empty segments, no backslashes, no control
-// characters, valid UTF-8 in Unicode normal form C.
+// absolute, no "." or ".." or empty segments, no segment with leading or
+// trailing space, no backslashes, no '%', no control or invisible format
+// characters (bidi controls, zero-width characters) and no space but
+// U+0020 (no no-break spaces), valid UTF-8 in Unicode normal form C.
 func ValidatePath(p string) error {
 	switch {
 	case p == "":
@@ -163,8 +176,20 @@ func ValidatePath(p string) error {
 		return fmt.Errorf("%q is not in Unicode normal form C", p)
 	}
 	for _, c := range p {
-		if unicode.IsControl(c) {
+		switch {
+		case unicode.IsControl(c):
 			return fmt.Errorf("%q contains a control character", p)
+		case c == '%':
+			// A path is escaped on the way to a URL; one that holds an
+			// escape already would be read as another path by whoever
+			// decodes it twice.
+			return fmt.Errorf("%q contains '%%'", p)
+		case unicode.Is(unicode.Cf, c):
+			// Bidi controls, zero-width characters, the BOM: the path
+			// would not read as what it is.
+			return fmt.Errorf("%q contains the invisible format character %U", p, c)
+		case c != ' ' && unicode.In(c, unicode.Zs, unicode.Zl, unicode.Zp):
+			return fmt.Errorf("%q contains the space character %U (only ' ' is allowed)", p, c)
 		}
 	}
 	for rest := p; ; {
@@ -175,6 +200,9 @@ func ValidatePath(p string) error {
 		case ".", "..":
 			return fmt.Errorf("%q has a %q segment", p, seg)
 		}
+		if strings.TrimSpace(seg) != seg {
+			return fmt.Errorf("%q has a segment with leading or trailing space", p)
+		}
 		if !found {
 			return nil
 		}
@@ -183,7 +211,9 @@ func ValidatePath(p string) error {
 }
 
 // ValidateBaseURL checks a CDN or origin base URL: absolute http or https,
-// a host, no query, no fragment, no user information.
+// a host, a port (if any) from 1 to 65535, no query, no fragment, no user
+// information, no ".", ".." (plain or percent-encoded) or empty path
+// segments.
 func ValidateBaseURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil {
@@ -198,8 +228,43 @@ func ValidateBaseURL(s string) error {
 	if u.User != nil {
 		return fmt.Errorf("%q: user information is not allowed", s)
 	}
-	if u.RawQuery != "" || u.Fragment != "" {
+	if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery || strings.Contains(s, "#") {
 		return fmt.Errorf("%q: a base URL has no query or fragment", s)
 	}
+	if port := u.Port(); port != "" || strings.HasSuffix(u.Host, ":") {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 || port[0] == '0' {
+			return fmt.Errorf("%q: port %q is not a port from 1 to 65535", s, port)
+		}
+	}
+	if u.Hostname() == "" {
+		return fmt.Errorf("%q: no host", s)
+	}
+	// The path as written and as decoded: "%2e%2e" is a dot segment too.
+	for _, p := range []string{u.EscapedPath(), u.Path} {
+		for _, seg := range strings.Split(p, "/") {
+			if seg == "." || seg == ".." {
+				return fmt.Errorf("%q: a base URL has no %q segment", s, seg)
+			}
+		}
+	}
+	if strings.Contains(u.Path, "//") {
+		return fmt.Errorf("%q: a base URL has no empty path segment", s)
+	}
 	return nil
+}
+
+// baseKey is the form of a base URL that two spellings of one base share:
+// the scheme and host in lower case, the default port dropped, no
+// trailing slash.
+func baseKey(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return s
+	}
+	host := strings.ToLower(u.Hostname())
+	if p := u.Port(); p != "" && !(u.Scheme == "https" && p == "443") && !(u.Scheme == "http" && p == "80") {
+		host = net.JoinHostPort(host, p)
+	}
+	return strings.ToLower(u.Scheme) + "://" + host + strings.TrimSuffix(u.EscapedPath(), "/")
 }

@@ -5,17 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
+	"github.com/lockstep-dev/lockstep/internal/flock"
+	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
@@ -38,13 +38,13 @@ func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
 // WithClock sets the clock that stamps pointer moves (default time.Now).
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
-// New returns the store in dir, creating dir if needed.
+// New returns the store in dir. It creates nothing: the directories are
+// made by the first Put or Move, so that reading a store (status, admit,
+// fleet check) never leaves a directory behind, and a store that is not
+// there reads as empty.
 func New(dir string, opts ...Option) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("filestore: no directory")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating store directory: %w", err)
 	}
 	s := &Store{dir: dir, log: slog.New(slog.DiscardHandler), now: time.Now}
 	for _, o := range opts {
@@ -53,19 +53,9 @@ func New(dir string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// ParseURL returns the directory of a store URL: "file://DIR" (DIR
-// absolute as in file:///var/lib/x, or relative as in file://store) or a
-// plain path. The path is taken as written, without URL decoding.
-func ParseURL(raw string) (string, error) {
-	dir := strings.TrimPrefix(raw, "file://")
-	if dir == "" {
-		return "", fmt.Errorf("store URL %q names no directory", raw)
-	}
-	if strings.Contains(dir, "://") {
-		return "", fmt.Errorf("store URL %q is not a file:// URL or a directory", raw)
-	}
-	return filepath.Clean(dir), nil
-}
+// fileMode is the mode of every file the store writes: manifests, their
+// signatures and bundles, and pointers.
+const fileMode = 0o644
 
 // Dir returns the store's directory.
 func (s *Store) Dir() string { return s.dir }
@@ -108,6 +98,9 @@ func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
 	}
 	if m == nil || m.Manifest == nil {
 		return errors.New("putting a manifest: no manifest")
+	}
+	if err := m.CheckSidecars(); err != nil {
+		return err
 	}
 	release := m.Manifest.Release.Name
 	path, err := s.manifestPath(release, m.Digest)
@@ -161,7 +154,7 @@ func (s *Store) writeSidecars(path string, m *manifest.Signed, fresh bool) error
 				continue
 			}
 		}
-		if err := atomicfile.Write(p, sc.Data, 0o644); err != nil {
+		if err := atomicfile.Write(p, sc.Data, fileMode); err != nil {
 			return fmt.Errorf("putting %s: %w", m.Digest, err)
 		}
 	}
@@ -179,7 +172,11 @@ func createOnce(path string, data []byte) (err error) {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
+	// The same mode as the sidecars and pointers atomicfile writes.
 	if _, err = f.Write(data); err == nil {
+		err = f.Chmod(fileMode)
+	}
+	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -207,7 +204,7 @@ func (s *Store) Get(ctx context.Context, release string, d manifest.Digest) (*ma
 	if err != nil {
 		return nil, err
 	}
-	raw, err := readCapped(path, manifest.MaxSize)
+	raw, err := regfile.ReadNoFollow(path, manifest.MaxSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("manifest %s of release %s: %w", d, release, manifest.ErrNotFound)
 	}
@@ -221,11 +218,11 @@ func (s *Store) Get(ctx context.Context, release string, d manifest.Digest) (*ma
 	}
 	signed.Location = s.String() + "/" + loc
 	base := strings.TrimSuffix(path, ".json")
-	if signed.Signature, err = readOptional(base + manifest.SignatureSuffix); err != nil {
-		return nil, err
+	if signed.Signature, err = manifest.ReadSidecar(base+manifest.SignatureSuffix, regfile.ReadNoFollow); err != nil {
+		return nil, fmt.Errorf("reading the signature of %s: %w", d, err)
 	}
-	if signed.Bundle, err = readOptional(base + manifest.BundleSuffix); err != nil {
-		return nil, err
+	if signed.Bundle, err = manifest.ReadSidecar(base+manifest.BundleSuffix, regfile.ReadNoFollow); err != nil {
+		return nil, fmt.Errorf("reading the bundle of %s: %w", d, err)
 	}
 	return signed, nil
 }
@@ -243,7 +240,7 @@ func (s *Store) Channel(ctx context.Context, release, channel string) (*manifest
 }
 
 func readPointer(path, release, channel string) (*manifest.Pointer, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := regfile.ReadNoFollow(path, manifest.MaxPointerSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("channel %s of release %s: %w", channel, release, manifest.ErrNotFound)
 	}
@@ -292,7 +289,7 @@ func (s *Store) Move(ctx context.Context, channel string, m *manifest.Signed, by
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("moving channel %s: %w", channel, err)
 	}
-	if err := atomicfile.Write(path, data, 0o644); err != nil {
+	if err := atomicfile.Write(path, data, fileMode); err != nil {
 		return nil, fmt.Errorf("moving channel %s: %w", channel, err)
 	}
 	s.log.Debug("moved channel", "release", release, "channel", channel, "generation", next.Generation, "digest", next.Digest)
@@ -351,9 +348,20 @@ func (s *Store) names(ctx context.Context, release, sub string) ([]string, error
 	var out []string
 	for _, e := range entries {
 		n, ok := strings.CutSuffix(e.Name(), ".json")
-		if ok && e.Type().IsRegular() && !strings.HasPrefix(n, ".") {
-			out = append(out, n)
+		if !ok || strings.HasPrefix(n, ".") {
+			continue
 		}
+		if !e.Type().IsRegular() {
+			// Every command reads a store's files without following links
+			// (regfile.ReadNoFollow): an entry that is not a regular file
+			// is not skipped, so that gc cannot miss a channel that a
+			// reader sees, or delete a manifest that it names.
+			return nil, &manifest.CorruptError{
+				Location: release + "/" + sub + "/" + e.Name(),
+				Reason:   "not a regular file (" + e.Type().String() + "); a store holds no links, directories or devices there",
+			}
+		}
+		out = append(out, n)
 	}
 	sort.Strings(out)
 	return out, nil
@@ -394,58 +402,9 @@ func (s *Store) lock(ctx context.Context, release string) (func(), error) {
 	if err := os.MkdirAll(rd, 0o755); err != nil {
 		return nil, fmt.Errorf("locking release %s: %w", release, err)
 	}
-	f, err := os.OpenFile(filepath.Join(rd, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	unlock, err := flock.Lock(ctx, filepath.Join(rd, ".lock"), fileMode)
 	if err != nil {
 		return nil, fmt.Errorf("locking release %s: %w", release, err)
 	}
-	wait := 100 * time.Microsecond
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() {
-				syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-				f.Close()
-			}, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("locking release %s: %w", release, err)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			f.Close()
-			return nil, fmt.Errorf("locking release %s: %w", release, ctx.Err())
-		case <-t.C:
-		}
-		wait = min(wait*2, 20*time.Millisecond)
-	}
-}
-
-func readCapped(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(raw)) > limit {
-		return nil, fmt.Errorf("%s is over %d bytes", path, limit)
-	}
-	return raw, nil
-}
-
-func readOptional(path string) ([]byte, error) {
-	b, err := readCapped(path, 1<<20)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", filepath.Base(path), err)
-	}
-	return b, nil
+	return unlock, nil
 }

@@ -33,25 +33,6 @@ func TestCorrupt(t *testing.T) {
 	})
 }
 
-func TestParseURL(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"file:///var/lib/store", "/var/lib/store"},
-		{"file://store", "store"},
-		{"/tmp/x/", "/tmp/x"},
-		{"relative/dir", "relative/dir"},
-	} {
-		got, err := filestore.ParseURL(tc.in)
-		if err != nil || got != tc.want {
-			t.Errorf("ParseURL(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{"file://", "s3://bucket/x", ""} {
-		if got, err := filestore.ParseURL(bad); err == nil {
-			t.Errorf("ParseURL(%q) = %q, want an error", bad, got)
-		}
-	}
-}
-
 func BenchmarkStore(b *testing.B) {
 	storetest.Bench(b, func(b *testing.B) manifest.Store {
 		st, err := filestore.New(b.TempDir())

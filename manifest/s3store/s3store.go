@@ -76,19 +76,6 @@ func New(api API, bucket, prefix string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// ParseURL splits "s3://BUCKET/PREFIX" into its bucket and prefix.
-func ParseURL(raw string) (bucket, prefix string, err error) {
-	rest, ok := strings.CutPrefix(raw, "s3://")
-	if !ok {
-		return "", "", fmt.Errorf("store URL %q: want s3://BUCKET/PREFIX", raw)
-	}
-	bucket, prefix, _ = strings.Cut(rest, "/")
-	if bucket == "" {
-		return "", "", fmt.Errorf("store URL %q names no bucket", raw)
-	}
-	return bucket, strings.Trim(prefix, "/"), nil
-}
-
 func (s *Store) String() string { return "s3://" + s.bucket + "/" + strings.TrimSuffix(s.prefix, "/") }
 
 func (s *Store) releaseKey(release string) (string, error) {
@@ -124,6 +111,9 @@ func (s *Store) channelKey(release, channel string) (string, error) {
 func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
 	if m == nil || m.Manifest == nil {
 		return errors.New("putting a manifest: no manifest")
+	}
+	if err := m.CheckSidecars(); err != nil {
+		return err
 	}
 	release := m.Manifest.Release.Name
 	key, err := s.manifestKey(release, m.Digest)
@@ -275,7 +265,7 @@ func (s *Store) getManifest(ctx context.Context, release string, d manifest.Dige
 }
 
 func (s *Store) getOptional(ctx context.Context, key string) ([]byte, error) {
-	b, _, err := s.get(ctx, key, 1<<20)
+	b, _, err := s.get(ctx, key, manifest.MaxSidecarSize)
 	if errors.Is(err, manifest.ErrNotFound) {
 		return nil, nil
 	}
@@ -293,7 +283,7 @@ func (s *Store) readPointer(ctx context.Context, release, channel string) (*mani
 	if err != nil {
 		return nil, "", err
 	}
-	raw, etag, err := s.get(ctx, key, 1<<20)
+	raw, etag, err := s.get(ctx, key, manifest.MaxPointerSize)
 	if errors.Is(err, manifest.ErrNotFound) {
 		return nil, "", fmt.Errorf("channel %s of release %s: %w", channel, release, manifest.ErrNotFound)
 	}

@@ -251,24 +251,6 @@ func TestStalePublisherInsideCAS(t *testing.T) {
 	}
 }
 
-func TestParseURL(t *testing.T) {
-	for _, tc := range []struct{ in, bucket, prefix string }{
-		{"s3://releases", "releases", ""},
-		{"s3://releases/", "releases", ""},
-		{"s3://releases/lockstep/prod/", "releases", "lockstep/prod"},
-	} {
-		b, p, err := s3store.ParseURL(tc.in)
-		if err != nil || b != tc.bucket || p != tc.prefix {
-			t.Errorf("ParseURL(%q) = %q, %q, %v; want %q, %q", tc.in, b, p, err, tc.bucket, tc.prefix)
-		}
-	}
-	for _, bad := range []string{"s3://", "s3:///x", "file:///x", "releases"} {
-		if _, _, err := s3store.ParseURL(bad); err == nil {
-			t.Errorf("ParseURL(%q): want an error", bad)
-		}
-	}
-}
-
 func BenchmarkGofakes3(b *testing.B) {
 	storetest.Bench(b, func(b *testing.B) manifest.Store {
 		return benchTarget(b, newFakeURL(b), "AK", "SK")

@@ -3,9 +3,9 @@ package signature
 import (
 	"context"
 	"errors"
-	"os"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
+	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
@@ -84,12 +84,12 @@ func VerifyFile(ctx context.Context, v manifest.Verifier, path, sigPath, bundleP
 		return nil, err
 	}
 	if sigPath != "" {
-		if s.Signature, err = os.ReadFile(sigPath); err != nil {
+		if s.Signature, err = regfile.Read(sigPath, manifest.MaxSidecarSize); err != nil {
 			return s, err
 		}
 	}
 	if bundlePath != "" {
-		if s.Bundle, err = os.ReadFile(bundlePath); err != nil {
+		if s.Bundle, err = regfile.Read(bundlePath, manifest.MaxSidecarSize); err != nil {
 			return s, err
 		}
 	}

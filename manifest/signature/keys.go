@@ -16,6 +16,7 @@ import (
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/kms"
 
+	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/verify"
 )
 
@@ -91,12 +92,15 @@ func readKey(ctx context.Context, ref string) (kms.SignerVerifier, []byte, error
 		}
 		return sv, nil, nil
 	}
-	raw, err := os.ReadFile(ref)
+	raw, err := regfile.Read(ref, maxKeySize)
 	if err != nil {
 		return nil, nil, &KeyError{Ref: ref, Err: err}
 	}
 	return nil, raw, nil
 }
+
+// maxKeySize bounds a key file, in bytes.
+const maxKeySize = 1 << 20
 
 func signerFromPEM(raw []byte, pass PassFunc) (sigsig.SignerVerifier, error) {
 	block, _ := pem.Decode(raw)

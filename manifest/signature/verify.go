@@ -165,17 +165,24 @@ func (v *Verifier) Verify(ctx context.Context, s *manifest.Signed) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if len(s.Signature) == 0 && len(s.Bundle) == 0 {
+	// A sidecar that is there (non-nil) but empty or white space is an
+	// invalid signature: only one that is absent is "unsigned".
+	if s.Signature == nil && s.Bundle == nil {
 		return fail("unsigned: no signature or bundle beside the manifest", ErrUnsigned)
 	}
-	if len(s.Bundle) > 0 {
+	for _, sc := range s.Sidecars() {
+		if sc.Data != nil && manifest.Blank(sc.Data) {
+			return fail("the "+sc.Suffix+" file beside the manifest is empty: an invalid signature, not an unsigned manifest", nil)
+		}
+	}
+	if s.Bundle != nil {
 		if err := v.verifyBundle(ctx, s.Raw, s.Bundle); err != nil {
 			return fail(err.Error(), errors.Unwrap(err))
 		}
 	}
-	if len(s.Signature) > 0 {
+	if s.Signature != nil {
 		if v.opt.Key == nil {
-			if len(s.Bundle) == 0 {
+			if s.Bundle == nil {
 				return fail("keyless verification needs a Sigstore bundle (MANIFEST.sigstore.json), not a bare signature", nil)
 			}
 			return nil // the bundle carries the keyless signature

@@ -69,7 +69,9 @@ func RequireSigned(s *manifest.Signed) error {
 // carry: one more than the highest generation any of the release's
 // channels names (channel first, so that a new channel of an existing
 // release still rises), or 1 for a release that has none. This is
-// `record --generation auto`. A damaged pointer is an error, never a guess.
+// `record --generation auto` and `rollback`. A damaged pointer is an
+// error, never a guess; a release at manifest.MaxGeneration is a
+// *manifest.ValidationError, never an overflow.
 func NextGeneration(ctx context.Context, st manifest.Store, release, channel string) (int64, error) {
 	names, err := st.Channels(ctx, release)
 	if err != nil {
@@ -88,6 +90,12 @@ func NextGeneration(ctx context.Context, st manifest.Store, release, channel str
 			return 0, fmt.Errorf("reading channel %s: %w", n, err)
 		}
 		high = max(high, p.Generation)
+	}
+	if high >= manifest.MaxGeneration {
+		return 0, &manifest.ValidationError{
+			Field:  "release.generation",
+			Reason: fmt.Sprintf("release %s is at generation %d, the maximum: no generation can follow it", release, high),
+		}
 	}
 	return high + 1, nil
 }

@@ -10,10 +10,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
+	"github.com/lockstep-dev/lockstep/internal/flock"
+	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verify"
 )
@@ -68,13 +69,11 @@ type Option func(*State)
 // WithClock sets the clock (default time.Now).
 func WithClock(now func() time.Time) Option { return func(s *State) { s.now = now } }
 
-// Open returns the state in dir (DefaultDir if ""), creating it (0700).
+// Open returns the state in dir (DefaultDir if ""). It creates nothing:
+// the first Accept makes the directory (0700).
 func Open(dir string, opts ...Option) (*State, error) {
 	if dir == "" {
 		dir = DefaultDir
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("opening trusted state: %w", err)
 	}
 	s := &State{dir: dir, now: time.Now}
 	for _, o := range opts {
@@ -100,7 +99,7 @@ func (s *State) Get(release string) (rec Record, ok bool, err error) {
 	if err != nil {
 		return Record{}, false, err
 	}
-	b, err := os.ReadFile(p)
+	b, err := regfile.ReadNoFollow(p, manifest.MaxPointerSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Record{}, false, nil
 	}
@@ -155,7 +154,7 @@ func (s *State) Check(ctx context.Context, m *manifest.Signed) error {
 // being used, so MaxAge keeps counting from when the store last served it.
 func (s *State) Accept(ctx context.Context, m *manifest.Signed) error {
 	release := m.Manifest.Release.Name
-	unlock, err := s.lock()
+	unlock, err := s.lock(ctx)
 	if err != nil {
 		return err
 	}
@@ -208,7 +207,7 @@ func (s *State) Cached(release string) (m *manifest.Signed, at time.Time, ok boo
 		return nil, time.Time{}, false, err
 	}
 	base, _ := s.path(release, ".manifest")
-	raw, err := os.ReadFile(base + ".json")
+	raw, err := regfile.ReadNoFollow(base+".json", manifest.MaxSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, time.Time{}, false, nil
 	}
@@ -229,32 +228,25 @@ func (s *State) Cached(release string) (m *manifest.Signed, at time.Time, ok boo
 }
 
 func readOptional(p string) ([]byte, error) {
-	b, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	b, err := manifest.ReadSidecar(p, regfile.ReadNoFollow)
 	if err != nil {
 		return nil, fmt.Errorf("reading trusted state: %w", err)
 	}
 	return b, nil
 }
 
-func (s *State) lock() (func(), error) {
-	f, err := os.OpenFile(filepath.Join(s.dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+// lock takes the state's lock, creating the state's directory: the first
+// write makes it, so that a consumer that only reads (a dry run, a
+// refusal) leaves none behind.
+func (s *State) lock(ctx context.Context) (func(), error) {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("opening trusted state: %w", err)
+	}
+	unlock, err := flock.Lock(ctx, filepath.Join(s.dir, ".lock"), 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("locking trusted state: %w", err)
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking trusted state: %w", err)
-	}
-	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+	return unlock, nil
 }
 
 // Source is a manifest.Source that, with MaxAge, falls back to the trusted

@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
+	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verify/fleet"
@@ -227,7 +228,7 @@ func discoverOptions(ctx context.Context, c *cli.Context, specs []string) (fleet
 // readBearerToken reads a bearer token file: its content without surrounding
 // white space, which must not be empty.
 func readBearerToken(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.Read(path, 64<<10)
 	if err != nil {
 		return nil, usage(fmt.Errorf("reading the token file: %w", err))
 	}

@@ -16,9 +16,13 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
+	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/store"
 )
+
+// maxReportSize bounds a fleet report read by gc --in-use, in bytes.
+const maxReportSize = 64 << 20
 
 func storeByFlag() *cli.StringFlag {
 	return &cli.StringFlag{Name: "by", Usage: "who moves the channel, recorded in the pointer (default: the GitHub Actions run, or user@host)", EnvVars: []string{"LOCKSTEP_PUBLISHER"}}
@@ -98,10 +102,12 @@ func allowUnsigned(c *cli.Context, err error) error {
 }
 
 // storeReadManifest reads a manifest file with its signature (FILE.sig)
-// and Sigstore bundle (FILE.sigstore.json), where they are.
+// and Sigstore bundle (FILE.sigstore.json), where they are. A file that
+// is missing or not a regular file (a FIFO, a directory) is invalid input.
 func storeReadManifest(ctx context.Context, path string) (*manifest.Signed, error) {
 	s, err := manifest.FileSource{Path: path}.Fetch(ctx)
-	if errors.Is(err, fs.ErrNotExist) {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
 		return nil, usage(err)
 	}
 	return s, err
@@ -300,7 +306,7 @@ func gcCommand() *cli.Command {
 			var inUse []manifest.Digest
 			running := store.Running{Generations: map[string][]int64{}}
 			for _, p := range c.StringSlice("in-use") {
-				b, err := os.ReadFile(p)
+				b, err := regfile.Read(p, maxReportSize)
 				if err != nil {
 					return usage(err)
 				}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -25,7 +24,7 @@ import (
 
 // storeURLFlag is --store, required by the store's own commands.
 func storeURLFlag() *cli.StringFlag {
-	return &cli.StringFlag{Name: "store", Usage: "the manifest store: file://DIR, a directory, or s3://BUCKET/PREFIX", EnvVars: []string{"LOCKSTEP_STORE"}, Required: true}
+	return &cli.StringFlag{Name: "store", Usage: "the manifest store: file:///DIR, a directory, or s3://BUCKET/PREFIX", EnvVars: []string{"LOCKSTEP_STORE"}, Required: true}
 }
 
 func storeChannelFlag() *cli.StringFlag {
@@ -50,7 +49,9 @@ func storeFlags() []cli.Flag {
 // AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL), sends on internal/transport and
 // retries under its policy; path-style addressing is used when an endpoint
 // is configured (S3-compatible servers), unless LOCKSTEP_S3_PATH_STYLE says
-// otherwise. Anything else is a directory (file://DIR or a path).
+// otherwise. Anything else is a directory (file:///DIR or a path). The URL
+// is parsed (store.ParseURL) before anything is built or contacted: a bad
+// one is a usage error, exit 2.
 func openStore(ctx context.Context, url string, log *slog.Logger) (manifest.Store, error) {
 	return openStoreWith(ctx, url, log, nil)
 }
@@ -59,25 +60,18 @@ func openStore(ctx context.Context, url string, log *slog.Logger) (manifest.Stor
 // a client of its own), so that a consumer's requests and TLS report
 // include the store's.
 func openStoreWith(ctx context.Context, url string, log *slog.Logger, client *transport.Client) (manifest.Store, error) {
-	if strings.HasPrefix(url, "s3://") {
-		bucket, prefix, err := s3store.ParseURL(url)
-		if err != nil {
-			return nil, usage(err)
-		}
+	u, err := store.ParseURL(url)
+	if err != nil {
+		return nil, usage(err)
+	}
+	if u.Scheme == "s3" {
 		api, err := newS3Client(ctx, client)
 		if err != nil {
 			return nil, err
 		}
-		return s3store.New(api, bucket, prefix, s3store.WithLogger(log))
+		return s3store.New(api, u.Bucket, u.Prefix, s3store.WithLogger(log))
 	}
-	if strings.Contains(url, "://") && !strings.HasPrefix(url, "file://") {
-		return nil, usage(fmt.Errorf("--store %q: want file://DIR, a directory, or s3://BUCKET/PREFIX", url))
-	}
-	dir, err := filestore.ParseURL(url)
-	if err != nil {
-		return nil, usage(err)
-	}
-	return filestore.New(dir, filestore.WithLogger(log))
+	return filestore.New(u.Dir, filestore.WithLogger(log))
 }
 
 // newS3Client is the one place the real S3 client is built. It sends on

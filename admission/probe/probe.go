@@ -81,7 +81,7 @@ func Fetch(ctx context.Context, rawURL string, opt Options) (*Page, error) {
 		return nil, verify.Unavailable(dep, fmt.Errorf("reading: %w", err))
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, verify.Unavailable(dep, fmt.Errorf("GET %s: %s", rawURL, resp.Status))
+		return nil, verify.Unavailable(dep, &StatusError{URL: rawURL, Code: resp.StatusCode, Status: resp.Status})
 	}
 	if int64(len(body)) > limit {
 		return nil, verify.Unavailable(dep, fmt.Errorf("page is over %d bytes", limit))

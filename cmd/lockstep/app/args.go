@@ -16,6 +16,8 @@ import (
 // arguments as typed) and an Action that moves the flags in front and
 // runs a copy of the command, the one urfave/cli built, on them. A flag
 // of the app (--log-level) given after the command is set on the app.
+// With --format json, an exit 2 or 3 before anything was printed prints
+// a JSON error object on stdout (see jsonError).
 // New calls it after requireFlags, so that the copy runs the Before that
 // checks required flags.
 func interspersed(cmds []*cli.Command) {
@@ -57,7 +59,17 @@ func interspersed(cmds []*cli.Command) {
 			nc := cli.NewContext(c.App, nil, c.Lineage()[1])
 			nc.Command = &inner
 			args := append(append([]string{inner.Name}, own...), "--")
-			return inner.Run(nc, append(args, rest...)...)
+			if !wantsJSON(own) {
+				return inner.Run(nc, append(args, rest...)...)
+			}
+			out := &countingWriter{w: c.App.Writer}
+			c.App.Writer = out
+			err := inner.Run(nc, append(args, rest...)...)
+			c.App.Writer = out.w
+			if err != nil && out.n == 0 {
+				return writeJSONError(out.w, err)
+			}
+			return err
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -89,5 +90,53 @@ func TestMistypedCommand(t *testing.T) {
 		if code != ExitInvalid || !strings.Contains(errs, tc.want) {
 			t.Errorf("lockstep %v = exit %d, stderr %q; want exit 2 saying %q", tc.args, code, errs, tc.want)
 		}
+	}
+}
+
+// formatCommands returns the commands with a --format flag that offers
+// json.
+func formatCommands(cmds []*cli.Command, path string) []string {
+	var out []string
+	for _, c := range cmds {
+		p := strings.TrimSpace(path + " " + c.Name)
+		out = append(out, formatCommands(c.Subcommands, p)...)
+		for _, f := range c.Flags {
+			if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "format" && strings.Contains(sf.Usage, "json") {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// TestJSONErrors: with --format json, exits 2 and 3 print a JSON error
+// object on stdout, in every command that has the format.
+func TestJSONErrors(t *testing.T) {
+	cmds := formatCommands(New().Commands, "")
+	if len(cmds) < 8 {
+		t.Fatalf("found only %d commands with --format json: %v", len(cmds), cmds)
+	}
+	check := func(t *testing.T, args []string, want int) {
+		t.Helper()
+		code, out, errs := run(t, args...)
+		var e jsonError
+		if err := json.Unmarshal([]byte(out), &e); err != nil || code != want || e.Error.ExitCode != want || e.Error.Message == "" {
+			t.Errorf("lockstep %v = exit %d, stdout %q (%v), stderr %q; want exit %d and a JSON error object", args, code, out, err, errs, want)
+		}
+		if !strings.Contains(errs, e.Error.Message) {
+			t.Errorf("lockstep %v: stderr %q does not say %q", args, errs, e.Error.Message)
+		}
+	}
+	for _, path := range cmds {
+		t.Run(path, func(t *testing.T) {
+			check(t, append(strings.Fields(path), "--format", "json", "--no-such-flag"), ExitInvalid)
+			check(t, append(strings.Fields(path), "--no-such-flag", "--format=json"), ExitInvalid)
+		})
+	}
+	// Could not verify: the registry refuses connections.
+	check(t, []string{"pin", "127.0.0.1:1/app:v1", "--format", "json"}, ExitUnverified)
+	// Text stays text.
+	if code, out, _ := run(t, "pin", "--no-such-flag"); code != ExitInvalid || out != "" {
+		t.Errorf("pin --no-such-flag = exit %d, stdout %q; want exit 2 and nothing on stdout", code, out)
 	}
 }

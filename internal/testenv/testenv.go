@@ -124,7 +124,7 @@ func whatToDo(bin string) string {
 // exited before answering.
 func start(t testing.TB, cmd *exec.Cmd, url string) error {
 	t.Helper()
-	var out syncBuffer
+	var out SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	bin := filepath.Base(cmd.Path)
 	if err := cmd.Start(); err != nil {
@@ -161,20 +161,20 @@ func start(t testing.TB, cmd *exec.Cmd, url string) error {
 	return fmt.Errorf("%s did not answer on %s within 20 s:\n%s\n%s", cmd.Path, url, tail(out.String()), whatToDo(bin))
 }
 
-// syncBuffer is a bytes.Buffer safe for a process's two writers and the
-// test reading it.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for concurrent writers (a process's
+// stdout and stderr, a logger) and the test reading it.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()

@@ -24,6 +24,7 @@ require (
 	github.com/sigstore/sigstore/pkg/signature/kms/aws v1.10.3
 	github.com/tdewolff/parse/v2 v2.8.20
 	github.com/urfave/cli/v2 v2.27.7
+	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1
 	golang.org/x/net v0.48.0
 	golang.org/x/term v0.38.0
 	golang.org/x/text v0.32.0
@@ -143,7 +144,6 @@ require (
 	github.com/transparency-dev/merkle v0.0.2 // indirect
 	github.com/vbatts/tar-split v0.12.2 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
-	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	go.mongodb.org/mongo-driver v1.17.6 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.38.0 // indirect

@@ -148,6 +148,13 @@ type Config struct {
 	// Timeout bounds the whole check (DefaultTimeout when zero): nothing
 	// outlives it, and reaching it is a refusal.
 	Timeout time.Duration
+	// Wait is how long the check waits for the runtime and the probes
+	// when what they report is "not yet" (a container not created or not
+	// started, a connection refused, a 502, 503 or 504), retrying with the
+	// client's backoff: zero means until the deadline less a sixth of
+	// Timeout (50 s of the default 60 s), kept for the rest of the check;
+	// negative means one attempt. Decision.Waited says how long it took.
+	Wait time.Duration
 	// TLSWarning is how close to expiry a certificate is reported
 	// (DefaultTLSWarning when zero): every TLS endpoint Client touched
 	// during the check (manifest URL, probes, CDN, registry) within it is
@@ -346,13 +353,15 @@ func (c *checker) run(ctx context.Context) {
 			oErr = errors.New("no running-digest source configured")
 			return
 		}
-		obs, oErr = cfg.Running.Observe(ctx)
+		obs, oErr = waitFor(ctx, c, "the running image", runtimeNotYet, cfg.Running.Observe)
 	}()
 	for i, u := range cfg.Probes {
 		go func() {
 			defer wg.Done()
 			defer recoverInto(&pErrs[i])
-			pages[i], pErrs[i] = probe.Fetch(ctx, u, probe.Options{Client: cfg.Client})
+			pages[i], pErrs[i] = waitFor(ctx, c, "probe "+u, probeNotYet, func(ctx context.Context) (*probe.Page, error) {
+				return probe.Fetch(ctx, u, probe.Options{Client: cfg.Client})
+			})
 		}()
 	}
 	wg.Wait()

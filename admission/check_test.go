@@ -244,10 +244,14 @@ func TestCheck(t *testing.T) {
 			edit: func(fx *fixture, c *admission.Config) { c.Source = manifest.FileSource{Path: fx.path + ".nope"} },
 			want: []admission.Kind{admission.KindDependencyUnreachable}, unverified: true},
 		{name: "app not answering", running: amd64Conf.String(),
-			edit: func(fx *fixture, c *admission.Config) { c.Probes = []string{fx.app.URL + "/"}; fx.app.Close() },
+			edit: func(fx *fixture, c *admission.Config) {
+				c.Probes = []string{fx.app.URL + "/"}
+				c.Wait = 300 * time.Millisecond
+				fx.app.Close()
+			},
 			want: []admission.Kind{admission.KindDependencyUnreachable}, unverified: true},
 		{name: "a mismatch beats could-not-check", running: stranger.String(),
-			edit: func(fx *fixture, c *admission.Config) { fx.app.Close() },
+			edit: func(fx *fixture, c *admission.Config) { c.Wait = 300 * time.Millisecond; fx.app.Close() },
 			want: []admission.Kind{admission.KindDependencyUnreachable, admission.KindImageDigestMismatch}},
 		{name: "runtime panics", running: amd64Conf.String(),
 			edit: func(fx *fixture, c *admission.Config) { c.Running = panicky{} },

@@ -138,9 +138,11 @@ type Decision struct {
 	Actions []Action `json:"actions,omitempty"`
 
 	// Requests counts the HTTP requests the check sent; Duration is how
-	// long it took.
+	// long it took; Waited how long of it the check waited for the runtime
+	// or a probe that was not up yet (Config.Wait).
 	Requests int64         `json:"requests"`
 	Duration time.Duration `json:"durationNanos"`
+	Waited   time.Duration `json:"waitedNanos,omitempty"`
 }
 
 // Action is one thing done (or, in a dry run, not done) about a decision.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what lockstep's tests need, where it is missing: Debian's
-# docker-registry, nginx, wrk, hey and Ceph (radosgw), and, from the Go
-# module proxy, the cosign CLI, staticcheck and crane (into .cache/bin).
+# docker-registry, nginx, wrk, hey, Ceph (radosgw) and gcc (for go test
+# -race), and, from the Go module proxy, the cosign CLI, staticcheck and
+# crane (into .cache/bin).
 # Idempotent: a second run installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,7 @@ have nginx || need+=(nginx-light)
 have wrk || need+=(wrk)
 have hey || need+=(hey)
 have radosgw || need+=(ceph-mon ceph-osd radosgw)
+have gcc || need+=(gcc libc6-dev) # go test -race needs cgo
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: apt-get install ${need[*]}" >&2
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every lockstep test on this machine, fresh or not: installs what is
 # missing (scripts/install-deps.sh), starts radosgw, then gofmt, go vet,
-# staticcheck, and the unit and integration tests. Exits non-zero on any
-# finding or failure. .ci/run calls this.
+# staticcheck, and the unit and integration tests under the race
+# detector. Exits non-zero on any finding or failure. .ci/run calls this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LOCKSTEP_INTEGRATION=1
@@ -21,10 +21,17 @@ staticcheck ./...
 RGW_DIR=$(mktemp -d /tmp/lockstep-rgw.XXXXXX)
 trap 'scripts/radosgw.sh stop "$RGW_DIR"' EXIT
 echo "== radosgw" >&2
+# On free ports, retried when its start fails; on failure it prints its
+# logs and what to do.
 scripts/radosgw.sh start "$RGW_DIR"
-export LOCKSTEP_TEST_S3_ENDPOINT=http://127.0.0.1:${RGW_PORT:-7480}
+. "$RGW_DIR/env"
+export LOCKSTEP_TEST_S3_ENDPOINT
 export LOCKSTEP_TEST_S3_ACCESS_KEY=RGWAK LOCKSTEP_TEST_S3_SECRET_KEY=RGWSECRET
 export LOCKSTEP_TEST_COSIGN="$PWD/.cache/bin/cosign"
 
-echo "== go test" >&2
-go test -count=1 -timeout 15m "$@" ./...
+# Every test runs once, under the race detector (LOCKSTEP_TEST_RACE=0
+# runs them without it).
+race=-race
+[ "${LOCKSTEP_TEST_RACE:-1}" = 0 ] && race=
+echo "== go test $race" >&2
+go test $race -count=1 -timeout 20m "$@" ./...

@@ -159,7 +159,7 @@ func get(ctx context.Context, rawURL, accept string, opt Options) (*url.URL, str
 		return nil, "", nil, verify.Unavailable(dep, fmt.Errorf("reading: %w", err))
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, "", nil, verify.Unavailable(dep, fmt.Errorf("GET %s: %s", rawURL, resp.Status))
+		return nil, "", nil, verify.Unavailable(dep, &StatusError{URL: rawURL, Code: resp.StatusCode, Status: resp.Status})
 	}
 	if int64(len(body)) > opt.MaxSize {
 		return nil, "", nil, verify.Unavailable(dep, fmt.Errorf("page is over %d bytes", opt.MaxSize))

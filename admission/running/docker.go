@@ -30,6 +30,15 @@ const maxBody = 4 << 20
 // not exist, or when none was named and there is not exactly one.
 var ErrNoContainer = errors.New("no such container")
 
+// ErrAmbiguous is returned (wrapped) when no container was named and
+// several run. It wraps ErrNoContainer; unlike a container that does not
+// exist yet, waiting does not resolve it.
+var ErrAmbiguous = fmt.Errorf("several containers, none named: %w", ErrNoContainer)
+
+// ErrNotRunning is returned (wrapped) when the container exists but is not
+// running (created, restarting, exited).
+var ErrNotRunning = errors.New("container not running")
+
 // Docker reads a container's image from the Docker Engine API: GET
 // /containers/{id}/json for the image ID, GET /images/{id}/json for the
 // repo digests and platform.
@@ -131,7 +140,7 @@ func (d *Docker) Observe(ctx context.Context) (*Observation, error) {
 	}
 	name := strings.TrimPrefix(c.Name, "/")
 	if !c.State.Running {
-		return nil, fmt.Errorf("container %s is not running (state %q)", name, c.State.Status)
+		return nil, fmt.Errorf("container %s is not running (state %q): %w", name, c.State.Status, ErrNotRunning)
 	}
 	o := &Observation{Source: "docker:" + name, Container: name, Reference: c.Config.Image}
 	o.addImageID(c.Image)
@@ -201,7 +210,7 @@ func (d *Docker) pick(ctx context.Context, prefix string) (string, error) {
 		return "", fmt.Errorf("docker %s: no running container: %w", d.host, ErrNoContainer)
 	}
 	return "", fmt.Errorf("docker %s: %d containers run (%s); name one with --running docker:NAME: %w",
-		d.host, len(list), strings.Join(names, ", "), ErrNoContainer)
+		d.host, len(list), strings.Join(names, ", "), ErrAmbiguous)
 }
 
 func (d *Docker) do(ctx context.Context, path string) (*http.Response, error) {

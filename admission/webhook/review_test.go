@@ -13,6 +13,8 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+
+	"github.com/lockstep-dev/lockstep/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -350,7 +352,7 @@ type panicking struct{}
 func (panicking) Manifest() *Accepted { panic("boom") }
 
 func TestPanicIsDenial(t *testing.T) {
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	h := NewHandler(panicking{}, Options{Logger: newTestLogger(&logs)})
 	body := readFixture(t, "pod-allowed.json")
 	rec := post(t, h, body)

@@ -16,6 +16,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 
+	"github.com/lockstep-dev/lockstep/internal/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
@@ -34,7 +35,7 @@ func TestServeTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := "https://" + ln.Addr().String()
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {

@@ -99,12 +99,20 @@ func Page(cdnBase string, ids []string) string {
 	return b.String()
 }
 
+// Epoch is the createdAt of generation 0 of every scenario manifest:
+// generation g was created g hours later. A manifest is a function of its
+// arguments, never of the clock: two manifests built from the same
+// arguments are the same bytes, however far apart they were built (the
+// trusted state rightly refuses a second, different, manifest of an
+// accepted generation).
+var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
 // Manifest returns a valid release manifest of images and files under the
-// CDN bases.
+// CDN bases, created at Epoch plus generation hours.
 func Manifest(release string, generation int64, images []manifest.Image, cdn []string, files map[string]string) (*manifest.Manifest, []byte, error) {
 	m := &manifest.Manifest{
 		APIVersion: manifest.APIVersion, Kind: manifest.Kind,
-		Release: manifest.Release{Name: release, Generation: generation, CreatedAt: time.Now().UTC().Truncate(time.Second)},
+		Release: manifest.Release{Name: release, Generation: generation, CreatedAt: Epoch.Add(time.Duration(generation) * time.Hour)},
 		Images:  images,
 		Assets:  manifest.Assets{CDN: cdn},
 	}

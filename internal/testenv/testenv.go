@@ -9,6 +9,7 @@ package testenv
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -58,38 +60,124 @@ func FreePort(t testing.TB) int {
 }
 
 // Start runs cmd until the test ends, and waits until url answers (any
-// HTTP status) or fails the test after 20 s. Its output is logged on failure.
+// HTTP status) or fails the test after 20 s, with the tail of the
+// server's output and what to do. Its output is logged on failure.
 func Start(t testing.TB, cmd *exec.Cmd, url string) {
 	t.Helper()
-	var out bytes.Buffer
+	if err := start(t, cmd, url); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// attempts bounds the starts of a server on a fresh port.
+const attempts = 3
+
+// StartOnFreePort starts the server that build makes for a free loopback
+// port, as Start does, and returns the port. A start that fails because
+// the server exited early (most often the port, free when chosen, taken
+// meanwhile by another test or developer) is tried again on another port,
+// up to 3 times.
+func StartOnFreePort(t testing.TB, build func(port int) (cmd *exec.Cmd, url string)) int {
+	t.Helper()
+	var err error
+	for range attempts {
+		port := FreePort(t)
+		cmd, url := build(port)
+		if err = start(t, cmd, url); err == nil {
+			return port
+		}
+		var ee *earlyExit
+		if !errors.As(err, &ee) {
+			break
+		}
+		t.Logf("testenv: %v; trying another port", ee.short())
+	}
+	t.Fatal(err)
+	return 0
+}
+
+// earlyExit is a server that exited before it answered.
+type earlyExit struct {
+	bin, out string
+	err      error
+}
+
+func (e *earlyExit) short() string {
+	return fmt.Sprintf("%s exited before answering (%v)", e.bin, e.err)
+}
+
+func (e *earlyExit) Error() string {
+	return e.short() + ":\n" + tail(e.out) + "\n" + whatToDo(e.bin)
+}
+
+func tail(out string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-20):], "\n")
+}
+
+func whatToDo(bin string) string {
+	return fmt.Sprintf("what to do: check that %s runs on its own (%s --help), that loopback ports can be bound, "+
+		"and run scripts/install-deps.sh to install or repair it", bin, bin)
+}
+
+// start is Start returning its failure: an *earlyExit when the server
+// exited before answering.
+func start(t testing.TB, cmd *exec.Cmd, url string) error {
+	t.Helper()
+	var out SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	bin := filepath.Base(cmd.Path)
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", cmd.Path, err)
+		return fmt.Errorf("starting %s: %w\n%s", cmd.Path, err, whatToDo(bin))
 	}
 	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(done) }()
+	stop := func() {
 		cmd.Process.Kill()
 		<-done
-		if t.Failed() {
-			t.Logf("%s output:\n%s", filepath.Base(cmd.Path), out.String())
-		}
-	})
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	c := &http.Client{Timeout: time.Second}
 	for time.Now().Before(deadline) {
 		select {
 		case <-done:
-			t.Fatalf("%s exited early:\n%s", cmd.Path, out.String())
+			return &earlyExit{bin: bin, out: out.String(), err: waitErr}
 		default:
 		}
 		if resp, err := c.Get(url); err == nil {
 			resp.Body.Close()
-			return
+			t.Cleanup(func() {
+				stop()
+				if t.Failed() {
+					t.Logf("%s output:\n%s", bin, out.String())
+				}
+			})
+			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("%s did not answer on %s within 20 s:\n%s", cmd.Path, url, out.String())
+	stop()
+	return fmt.Errorf("%s did not answer on %s within 20 s:\n%s\n%s", cmd.Path, url, tail(out.String()), whatToDo(bin))
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers (a process's
+// stdout and stderr, a logger) and the test reading it.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // Registry starts Debian's docker-registry (distribution) on a loopback
@@ -99,8 +187,9 @@ func Registry(t testing.TB) string {
 	t.Helper()
 	bin := Require(t, "docker-registry")
 	dir := t.TempDir()
-	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
-	conf := fmt.Sprintf(`version: 0.1
+	port := StartOnFreePort(t, func(port int) (*exec.Cmd, string) {
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		conf := fmt.Sprintf(`version: 0.1
 log:
   level: warn
 storage:
@@ -111,12 +200,13 @@ storage:
 http:
   addr: %s
 `, filepath.Join(dir, "data"), addr)
-	path := filepath.Join(dir, "config.yml")
-	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	Start(t, exec.Command(bin, "serve", path), "http://"+addr+"/v2/")
-	return addr
+		path := filepath.Join(dir, "config.yml")
+		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return exec.Command(bin, "serve", path), "http://" + addr + "/v2/"
+	})
+	return fmt.Sprintf("127.0.0.1:%d", port)
 }
 
 // Nginx starts nginx on a loopback port serving root, with extra
@@ -126,13 +216,13 @@ func Nginx(t testing.TB, root string, extra ...string) string {
 	t.Helper()
 	bin := Require(t, "nginx")
 	dir := t.TempDir()
-	port := FreePort(t)
 	for _, d := range []string{"tmp", "logs"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	conf := fmt.Sprintf(`daemon off;
+	port := StartOnFreePort(t, func(port int) (*exec.Cmd, string) {
+		conf := fmt.Sprintf(`daemon off;
 master_process off;
 worker_processes 1;
 error_log %[1]s/logs/error.log warn;
@@ -155,11 +245,11 @@ http {
   }
 }
 `, dir, port, root, strings.Join(extra, "\n    "))
-	path := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	Start(t, exec.Command(bin, "-p", dir, "-c", path), base+"/")
-	return base
+		path := filepath.Join(dir, "nginx.conf")
+		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return exec.Command(bin, "-p", dir, "-c", path), fmt.Sprintf("http://127.0.0.1:%d/", port)
+	})
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
 }

@@ -1,8 +1,11 @@
 package testenv
 
 import (
+	"fmt"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -34,4 +37,44 @@ func TestServersStart(t *testing.T) {
 			t.Errorf("HEAD /a.txt = %s, %d bytes; want 200, 5", resp.Status, resp.ContentLength)
 		}
 	})
+}
+
+// TestStartRetriesATakenPort: the port chosen is taken before the server
+// binds it (another test, another developer): the server exits early and
+// is started again on another port.
+func TestStartRetriesATakenPort(t *testing.T) {
+	bin := Require(t, "nginx")
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var ports []int
+	port := StartOnFreePort(t, func(port int) (*exec.Cmd, string) {
+		ports = append(ports, port)
+		if len(ports) == 1 {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+		}
+		conf := fmt.Sprintf("daemon off; master_process off; error_log %[1]s/logs/error.log; pid %[1]s/nginx.pid;\n"+
+			"events {}\nhttp { access_log off; server { listen 127.0.0.1:%[2]d; return 204; } }\n", dir, port)
+		path := filepath.Join(dir, "nginx.conf")
+		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return exec.Command(bin, "-p", dir, "-c", path), fmt.Sprintf("http://127.0.0.1:%d/", port)
+	})
+	if len(ports) != 2 || port != ports[1] || port == ports[0] {
+		t.Fatalf("StartOnFreePort tried ports %v and returned %d; want a second, other port", ports, port)
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("GET / = %s, want 204", resp.Status)
+	}
 }

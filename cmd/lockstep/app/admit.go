@@ -352,7 +352,11 @@ func renderDecision(w io.Writer, format string, d admission.Decision) error {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "  %d requests in %s\n", d.Requests, d.Duration.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  %d requests in %s", d.Requests, d.Duration.Round(time.Millisecond))
+	if d.Waited > 0 {
+		fmt.Fprintf(&b, ", %s of it waiting for the app to come up", d.Waited.Round(time.Millisecond))
+	}
+	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -36,7 +36,7 @@ func New() *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usage(fmt.Errorf("unknown command %q; see 'lockstep --help'", c.Args().First()))
+				return unknownCommand(c.Args().First(), c.App.Commands, "lockstep")
 			}
 			return cli.ShowAppHelp(c)
 		},
@@ -65,6 +65,7 @@ func New() *cli.App {
 		},
 	}
 	requireFlags(a.Commands, a.Name)
+	interspersed(a.Commands)
 	return a
 }
 
@@ -77,7 +78,7 @@ func group(name, use string, subs ...*cli.Command) *cli.Command {
 		Subcommands: subs,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usage(fmt.Errorf("unknown command %q; see 'lockstep %s --help'", c.Args().First(), name))
+				return unknownCommand(c.Args().First(), c.Command.Subcommands, "lockstep "+name)
 			}
 			return cli.ShowSubcommandHelp(c)
 		},

@@ -112,6 +112,10 @@ func TestPinJSON(t *testing.T) {
 	}
 	got := strings.ReplaceAll(out, host, "REGISTRY")
 	golden.Check(t, "pin.json.golden", got)
+	// The same with the flag after the references.
+	if after, errs, code := pinCLI(t, "pin", "app="+host+"/app:v1", "web="+host+"/multi:v1", "--format", "json"); code != ExitOK || after != out {
+		t.Errorf("pin REF... --format json = exit %d, %q (%s); want the same JSON as pin --format json REF...", code, after, errs)
+	}
 	var r pinReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Images) != 2 || len(r.Images[1].Platforms) != 2 {
 		t.Errorf("JSON does not decode to two images, the index with two platforms: %v", err)

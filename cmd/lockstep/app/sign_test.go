@@ -74,6 +74,10 @@ func TestSignAndVerifyCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || !res.Verified || res.Release != "store-web@7" || !strings.HasPrefix(res.Signer, "key SHA256:") {
 		t.Errorf("manifest verify --format json = %d, %s (%v)", code, out, err)
 	}
+	// Flags after the argument, as cosign users type them.
+	if code, out, errs := run(t, "manifest", "verify", m, "--key", pub, "--format", "json"); code != 0 || !strings.Contains(out, `"verified":true`) {
+		t.Errorf("manifest verify FILE --key K --format json = %d, %q, %q; want 0, verified, JSON", code, out, errs)
+	}
 	if code, out, _ := run(t, "manifest", "verify", "--key", otherPub, m); code != ExitMismatch || !strings.Contains(out, "NOT verified") {
 		t.Errorf("manifest verify with another key = %d, %q; want 1, NOT verified", code, out)
 	}

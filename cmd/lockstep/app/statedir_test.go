@@ -1,0 +1,60 @@
+package app
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStateDirPermission is the default --state-dir as a user who may not
+// write it: a usage error that names the flag that fixes it. As root
+// (where every directory is writable) the CLI is built and run as nobody.
+func TestStateDirPermission(t *testing.T) {
+	parent := filepath.Join(t.TempDir(), "var-lib")
+	if err := os.Mkdir(parent, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"admit", "--manifest", "/dev/null", "--insecure-allow-unsigned",
+		"--running", "digest:sha256:" + strings.Repeat("a", 64), "--state-dir", filepath.Join(parent, "lockstep")}
+	code, errs := 0, ""
+	if os.Geteuid() != 0 {
+		code, _, errs = run(t, args...)
+	} else {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("root without setpriv: cannot run as another user")
+		}
+		dir := t.TempDir()
+		// The test's own directories (t.TempDir makes them 0700).
+		for _, p := range []string{dir, filepath.Dir(dir), filepath.Dir(parent)} {
+			if err := os.Chmod(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for p := filepath.Dir(dir); p != "/"; p = filepath.Dir(p) {
+			if fi, err := os.Stat(p); err != nil || fi.Mode().Perm()&0o001 == 0 {
+				t.Skipf("%s is not searchable by nobody", p)
+			}
+		}
+		bin := filepath.Join(dir, "lockstep")
+		if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		var stderr bytes.Buffer
+		cmd := exec.Command(setpriv, append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", bin}, args...)...)
+		cmd.Stderr = &stderr
+		err = cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("running as nobody: %v\n%s", err, stderr.String())
+		}
+		code, errs = ee.ExitCode(), stderr.String()
+	}
+	if code != ExitInvalid || !strings.Contains(errs, "permission denied") || !strings.Contains(errs, "give --state-dir") {
+		t.Errorf("admit with an unwritable --state-dir = exit %d, stderr %q; want exit 2 naming --state-dir", code, errs)
+	}
+}

@@ -8,9 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Version is set at build time with -ldflags "-X ...app.Version=...".
-var Version = "dev"
-
 // New returns the lockstep application.
 func New() *cli.App {
 	a := &cli.App{
@@ -79,17 +76,6 @@ func group(name, use string, subs ...*cli.Command) *cli.Command {
 				return usage(fmt.Errorf("unknown command %q; see 'lockstep %s --help'", c.Args().First(), name))
 			}
 			return cli.ShowSubcommandHelp(c)
-		},
-	}
-}
-
-func versionCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "version",
-		Usage: "print lockstep's version",
-		Action: func(c *cli.Context) error {
-			_, err := fmt.Fprintln(c.App.Writer, Version)
-			return err
 		},
 	}
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what lockstep's tests need, where it is missing: Debian's
 # docker-registry, nginx, wrk, hey and Ceph (radosgw), and, from the Go
-# module proxy, the cosign CLI and staticcheck (into .cache/bin).
+# module proxy, the cosign CLI and staticcheck (into .cache/bin), and the
+# release tools (scripts/install-release-tools.sh).
 # Idempotent: a second run installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,3 +34,4 @@ if [ ! -x .cache/bin/staticcheck ]; then
   echo "install-deps: go install staticcheck@$STATICCHECK_VERSION" >&2
   (cd / && go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION")
 fi
+scripts/install-release-tools.sh

@@ -9,6 +9,7 @@ export LOCKSTEP_INTEGRATION=1
 export PATH="$PWD/.cache/bin:$PATH"
 
 scripts/install-deps.sh
+scripts/release-snapshot.sh  # the snapshot release into dist/, only when its inputs changed (scripts/release_test.go reads it)
 
 echo "== gofmt" >&2
 bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))

@@ -4,11 +4,11 @@
 #   - version "local": builds this checkout (this repository's own tests);
 #   - a release tag (v1.2.3): the released binary for the runner's OS and
 #     architecture (RUNNER_OS, RUNNER_ARCH), downloaded and verified by
-#     deploy/install.sh (its SHA-256 against checksums.txt; with cosign on
+#     deploy/hooks/lockstep-install.sh (its SHA-256 against checksums.txt; with cosign on
 #     the PATH, or verify-signature "true", checksums.txt's keyless
 #     signature too), and kept in the runner's tool cache
 #     ($RUNNER_TOOL_CACHE/lockstep/VERSION/ARCH) for the next step.
-# Exits like deploy/install.sh: 2 an unsupported runner or version, 1 a
+# Exits like deploy/hooks/lockstep-install.sh: 2 an unsupported runner or version, 1 a
 # checksum or signature mismatch, 3 a failed download or build.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,7 +72,7 @@ else
   rm -f "$cache.complete"
   LOCKSTEP_OS=$os LOCKSTEP_ARCH=$arch LOCKSTEP_VERIFY_SIGNATURE=$sig \
     LOCKSTEP_RELEASE_URL=${INPUT_DOWNLOAD_URL:-${LOCKSTEP_RELEASE_URL:-}} \
-    "$(dirname "$here")/deploy/install.sh" "$version" "$cache" || exit
+    "$(dirname "$here")/deploy/hooks/lockstep-install.sh" "$version" "$cache" || exit
   touch "$cache.complete"
 fi
 echo "$cache/lockstep"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs a released lockstep binary for this machine's OS and
 # architecture, verified before anything runs it:
-#   install.sh VERSION DIR
+#   lockstep-install.sh VERSION DIR
 # downloads checksums.txt and lockstep_<version>_<os>_<arch>.tar.gz of the
 # release VERSION (v1.2.3) from $LOCKSTEP_RELEASE_URL (default GitHub's
 # releases/download), checks checksums.txt against $LOCKSTEP_CHECKSUMS_SHA256
@@ -14,8 +14,8 @@
 # Exit 0 installed; 2 unsupported OS or architecture; 1 a checksum or
 # signature mismatch; 3 a download failed. Nothing is left in DIR on failure.
 set -eu
-version=${1:?usage: install.sh VERSION DIR}
-dir=${2:?usage: install.sh VERSION DIR}
+version=${1:?usage: lockstep-install.sh VERSION DIR}
+dir=${2:?usage: lockstep-install.sh VERSION DIR}
 base=${LOCKSTEP_RELEASE_URL:-https://github.com/lockstep-dev/lockstep/releases/download}
 repo=${LOCKSTEP_REPOSITORY:-lockstep-dev/lockstep}
 

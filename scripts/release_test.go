@@ -359,6 +359,12 @@ func TestActionInstallsTheRelease(t *testing.T) {
 		if fmt.Sprint(*got) != fmt.Sprintf("[/%s/checksums.txt /%s/%s]", tag, tag, s.archive("linux", runtime.GOARCH)) {
 			t.Errorf("downloads %v", *got)
 		}
+		// action.sh runs what it installed: record refuses generation 0 (exit 2), not an install failure.
+		ar := runAction(t, "", t.TempDir(), map[string]string{"RELEASE": "web", "GENERATION": "0", "VERSION": tag, "DOWNLOAD_URL": srv.URL},
+			"RUNNER_OS=Linux", "RUNNER_ARCH="+runnerArch, "RUNNER_TOOL_CACHE="+cache)
+		if !strings.Contains(ar.stderr, "from the tool cache") || ar.code != 2 || !strings.Contains(ar.stdout, "::error title=lockstep record::") {
+			t.Errorf("action.sh with version %s: exit %d, stdout %q, stderr %s; want the cached release running record", tag, ar.code, ar.stdout, ar.stderr)
+		}
 		*got = nil
 		r = install(t, srv.URL, cache)
 		if r.code != 0 || strings.TrimSpace(r.stdout) != want || len(*got) != 0 || !strings.Contains(r.stderr, "from the tool cache") {
@@ -403,6 +409,12 @@ func TestActionInstallsTheRelease(t *testing.T) {
 			if r.code != 2 || !strings.Contains(r.stderr, "has no lockstep release") {
 				t.Errorf("%v: exit %d, stderr %s; want 2", env, r.code, r.stderr)
 			}
+		}
+		// The Action reports it as a failed install step.
+		ar := runAction(t, "", t.TempDir(), map[string]string{"RELEASE": "web", "GENERATION": "1", "VERSION": tag, "DOWNLOAD_URL": srv.URL},
+			"RUNNER_OS=Linux", "RUNNER_ARCH=ARM")
+		if ar.code != 2 || !strings.Contains(ar.stdout, "::error title=lockstep install::") {
+			t.Errorf("action.sh on an ARM runner: exit %d, stdout %q; want 2 and an install annotation", ar.code, ar.stdout)
 		}
 		if len(*got) != 0 {
 			t.Errorf("downloads %v for an unsupported runner", *got)

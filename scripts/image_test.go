@@ -3,6 +3,7 @@ package scripts
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -67,7 +69,15 @@ func TestImage(t *testing.T) {
 	reg := testenv.Registry(t)
 	base := nonrootBase(t, reg)
 
-	cmd := exec.Command(ko, "build", "--bare", "--sbom=none", "./cmd/lockstep")
+	// Stop ko before the test binary's own deadline, so that the cleanups
+	// (the registry) still run.
+	ctx := t.Context()
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-30*time.Second))
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, ko, "build", "--bare", "--sbom=none", "./cmd/lockstep")
 	cmd.Dir = ".."
 	cmd.Env = append(os.Environ(), "KO_DOCKER_REPO="+reg+"/lockstep", "KO_DEFAULTBASEIMAGE="+base, "VERSION=0.0.0-test",
 		"GOFLAGS=-buildvcs=false")

@@ -28,5 +28,11 @@ for tool in goreleaser cyclonedx-gomod; do
 done
 echo "release-snapshot: goreleaser release --snapshot --clean (a few minutes)" >&2
 rm -f dist/.inputs
+# GoReleaser reads the commit from git, but gives up on all of it (stamping
+# commit "none") when the checkout has no remote, as a fresh `git init` or
+# a CI checkout without one: name the project's remote for this run only.
+if [ -z "$(git remote)" ]; then
+  export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/lockstep-dev/lockstep.git
+fi
 goreleaser release --snapshot --clean --skip=publish,sign --parallelism "${RELEASE_PARALLELISM:-2}" >&2
 printf '%s\n' "$want" >dist/.inputs

@@ -31,6 +31,12 @@ fail() { # CODE TITLE MESSAGE
   exit "$1"
 }
 
+failed() { # CODE TITLE: fail with lockstep's message in $tmp/err
+  local msg
+  msg=$(grep '^lockstep: ' "$tmp/err" | sed 's/^lockstep: //')
+  fail "$1" "$2" "${msg:-$(cat "$tmp/err")}"
+}
+
 lines() { # the non-empty lines of $1, trimmed
   printf '%s\n' "$1" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' -e '/^$/d'
 }
@@ -60,28 +66,22 @@ case "$sign_key" in
   sign_key="$tmp/sign.key"
   ;;
 esac
+[ -n "$sign_key" ] && [ "${INPUT_SIGN_KEYLESS:-false}" = true ] && fail 2 "lockstep record" "sign-key and sign-keyless are exclusive"
 [ -n "${INPUT_SIGN_KEY_PASSWORD:-}" ] && export COSIGN_PASSWORD="$INPUT_SIGN_KEY_PASSWORD"
 case "$generation" in
 auto) [ -n "${INPUT_STORE:-}" ] || fail 2 "lockstep record" "generation: auto needs the store input (the generation comes from its channel)" ;;
 esac
 channel=${INPUT_CHANNEL:-production}
 
-# Install: the binary given, the action's own checkout, or a released version.
+# Install: the binary given, or scripts/action-install.sh's (a released
+# version, verified and cached, or the action's own checkout).
 lockstep=${LOCKSTEP_BIN:-}
 if [ -z "$lockstep" ]; then
-  version=${INPUT_VERSION:-local}
-  bindir="${RUNNER_TEMP:-$(mktemp -d)}/lockstep-bin"
-  mkdir -p "$bindir"
-  if [ "$version" = local ]; then
-    src=${GITHUB_ACTION_PATH:-$(cd "$(dirname "$0")/.." && pwd)}
-    (cd "$src" && go build -trimpath -o "$bindir/lockstep" ./cmd/lockstep) ||
-      fail 3 "lockstep install" "go build of lockstep in $src failed"
-  else
-    GOBIN="$bindir" go install "github.com/lockstep-dev/lockstep/cmd/lockstep@$version" ||
-      fail 3 "lockstep install" "go install lockstep@$version failed"
-  fi
-  lockstep="$bindir/lockstep"
+  lockstep=$("$(dirname "$0")/action-install.sh")
+  rc=$?
+  [ "$rc" -eq 0 ] || fail "$rc" "lockstep install" "installing lockstep ${INPUT_VERSION:-} failed: see the step's log"
 fi
+unset GITHUB_TOKEN # only the install reads it (the releases API)
 
 mkdir -p "$(dirname "$output")" || fail 2 "lockstep record" "cannot create the directory of $output"
 args=(record --release "$release" --generation "$generation" --output "$output")
@@ -114,10 +114,18 @@ echo "lockstep ${args[*]}" >&2
 rc=$?
 cat "$tmp/err" >&2
 if [ "$rc" -ne 0 ]; then
-  msg=$(grep '^lockstep: ' "$tmp/err" | sed 's/^lockstep: //')
-  fail "$rc" "lockstep record" "${msg:-$(cat "$tmp/err")}"
+  failed "$rc" "lockstep record"
 fi
 digest=$(tr -d '[:space:]' <"$tmp/out")
+if [ "${INPUT_SIGN_KEYLESS:-false}" = true ]; then
+  "$lockstep" sign --keyless "$output" >"$tmp/sig" 2>"$tmp/err"
+  rc=$?
+  cat "$tmp/err" >&2
+  if [ "$rc" -ne 0 ]; then
+    failed "$rc" "lockstep sign"
+  fi
+  signed=$output.sig
+fi
 "$lockstep" manifest show --format markdown "$output" | summary
 
 if [ -n "${INPUT_PREVIOUS:-}" ] && [ "$INPUT_PREVIOUS" != store ]; then
@@ -141,8 +149,7 @@ if [ -n "${INPUT_STORE:-}" ]; then
   rc=$?
   cat "$tmp/err" >&2
   if [ "$rc" -ne 0 ]; then
-    msg=$(grep '^lockstep: ' "$tmp/err" | sed 's/^lockstep: //')
-    fail "$rc" "lockstep publish" "${msg:-$(cat "$tmp/err")}"
+    failed "$rc" "lockstep publish"
   fi
   # "RELEASE CHANNEL generation N DIGEST"
   read -r _ _ _ generation _ <"$tmp/pub"
@@ -152,7 +159,7 @@ fi
 {
   echo "manifest=$output"
   echo "digest=$digest"
-  [ -n "$sign_key" ] && echo "signature=$output.sig"
+  [ -n "$sign_key" ] || [ -n "${signed:-}" ] && echo "signature=$output.sig"
   echo "generation=$generation"
 } >>"$GITHUB_OUTPUT"
 echo "lockstep: recorded $release generation $generation in $output ($digest)" >&2

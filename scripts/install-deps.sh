@@ -2,7 +2,8 @@
 # Installs what lockstep's tests need, where it is missing: Debian's
 # docker-registry, nginx, wrk, hey, Ceph (radosgw) and gcc (for go test
 # -race), and, from the Go module proxy, the cosign CLI, staticcheck and
-# crane (into .cache/bin).
+# crane (into .cache/bin). The release tools (goreleaser, ko, cyclonedx-gomod)
+# come from scripts/install-release-tools.sh, which the release tests call.
 # Idempotent: a second run installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."

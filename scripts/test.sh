@@ -9,6 +9,13 @@ export LOCKSTEP_INTEGRATION=1
 export PATH="$PWD/.cache/bin:$PATH"
 
 scripts/install-deps.sh
+# The release path (goreleaser snapshot into dist/, the ko image) is slow on
+# two cores and runs on request: LOCKSTEP_TEST_RELEASE=1 scripts/test.sh.
+if [ "${LOCKSTEP_TEST_RELEASE:-0}" = 1 ]; then
+  export LOCKSTEP_TEST_RELEASE
+  scripts/install-release-tools.sh
+  scripts/release-snapshot.sh  # only when its inputs changed (scripts/release_test.go reads dist/)
+fi
 
 echo "== gofmt" >&2
 bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))

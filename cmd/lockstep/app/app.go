@@ -8,9 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Version is set at build time with -ldflags "-X ...app.Version=...".
-var Version = "dev"
-
 // New returns the lockstep application.
 func New() *cli.App {
 	a := &cli.App{
@@ -81,17 +78,6 @@ func group(name, use string, subs ...*cli.Command) *cli.Command {
 				return unknownCommand(c.Args().First(), c.Command.Subcommands, "lockstep "+name)
 			}
 			return cli.ShowSubcommandHelp(c)
-		},
-	}
-}
-
-func versionCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "version",
-		Usage: "print lockstep's version",
-		Action: func(c *cli.Context) error {
-			_, err := fmt.Fprintln(c.App.Writer, Version)
-			return err
 		},
 	}
 }

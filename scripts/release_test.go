@@ -1,0 +1,530 @@
+package scripts
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The snapshot release that scripts/release-snapshot.sh builds (the test
+// command runs it first, only when its inputs changed).
+const dist = "../dist"
+
+// snapshot is what the tests read of dist/.
+type snapshot struct {
+	Version, Commit string
+	sums            map[string]string // checksums.txt: file name → SHA-256
+}
+
+// loadSnapshot reads dist/metadata.json and dist/checksums.txt, or skips
+// the test (fails it under LOCKSTEP_TEST_RELEASE=1, set by scripts/test.sh --release) when there is no
+// snapshot release.
+func loadSnapshot(t *testing.T) snapshot {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dist, "metadata.json"))
+	if err != nil {
+		if os.Getenv("LOCKSTEP_TEST_RELEASE") == "1" {
+			t.Fatalf("no snapshot release in dist/ (scripts/release-snapshot.sh builds it): %v", err)
+		}
+		t.Skipf("no snapshot release in dist/; run scripts/release-snapshot.sh: %v", err)
+	}
+	var s snapshot
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("dist/metadata.json: %v", err)
+	}
+	if s.Version == "" || len(s.Commit) != 40 {
+		t.Fatalf("dist/metadata.json names version %q commit %q", s.Version, s.Commit)
+	}
+	f, err := os.Open(filepath.Join(dist, "checksums.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s.sums = map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		sum, name, ok := strings.Cut(sc.Text(), "  ")
+		if !ok || len(sum) != 64 {
+			t.Fatalf("checksums.txt line %q", sc.Text())
+		}
+		s.sums[name] = sum
+	}
+	return s
+}
+
+func (s snapshot) archive(goos, goarch string) string {
+	return fmt.Sprintf("lockstep_%s_%s_%s.tar.gz", s.Version, goos, goarch)
+}
+
+func fileSHA256(t *testing.T, path string) string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.Sum256(raw)
+	return hex.EncodeToString(h[:])
+}
+
+// extract returns the named file of a .tar.gz archive.
+func extract(t *testing.T, archive, name string) []byte {
+	t.Helper()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", archive, err)
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			t.Fatalf("%s holds no %s", archive, name)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", archive, err)
+		}
+		if h.Name == name {
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+	}
+}
+
+// versionOf runs bin version --format json.
+func versionOf(t *testing.T, bin string) buildVersion {
+	t.Helper()
+	out, err := exec.Command(bin, "version", "--format", "json").Output()
+	if err != nil {
+		t.Fatalf("%s version: %v", bin, err)
+	}
+	var v buildVersion
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("%s version --format json = %q: %v", bin, out, err)
+	}
+	return v
+}
+
+type buildVersion struct {
+	Version, Commit, Date, GoVersion, Platform string
+	Release                                    bool
+}
+
+func TestSnapshotRelease(t *testing.T) {
+	s := loadSnapshot(t)
+
+	t.Run("every archive, its checksum and its SBOM", func(t *testing.T) {
+		for _, goos := range []string{"linux", "darwin"} {
+			for _, goarch := range []string{"amd64", "arm64"} {
+				a := s.archive(goos, goarch)
+				want, ok := s.sums[a]
+				if !ok {
+					t.Errorf("checksums.txt names no %s", a)
+					continue
+				}
+				if got := fileSHA256(t, filepath.Join(dist, a)); got != want {
+					t.Errorf("%s has SHA-256 %s, checksums.txt says %s", a, got, want)
+				}
+				var bom struct {
+					BOMFormat  string `json:"bomFormat"`
+					Components []struct {
+						Name, Version string
+					} `json:"components"`
+				}
+				raw, err := os.ReadFile(filepath.Join(dist, a+".cdx.json"))
+				if err != nil {
+					t.Errorf("no SBOM for %s: %v", a, err)
+					continue
+				}
+				if err := json.Unmarshal(raw, &bom); err != nil || bom.BOMFormat != "CycloneDX" {
+					t.Errorf("%s.cdx.json is not a CycloneDX document (%v)", a, err)
+				}
+				if !hasComponent(bom.Components, "github.com/urfave/cli/v2") {
+					t.Errorf("%s.cdx.json does not list the modules the binary is built from (%d components)", a, len(bom.Components))
+				}
+			}
+		}
+		for _, p := range []string{"lockstep_" + s.Version + "_amd64.deb", "lockstep_" + s.Version + "_arm64.deb"} {
+			if _, ok := s.sums[p]; !ok {
+				t.Errorf("checksums.txt names no %s", p)
+			}
+		}
+		var rpms int
+		for name := range s.sums {
+			if strings.HasSuffix(name, ".rpm") {
+				rpms++
+			}
+		}
+		if rpms != 2 {
+			t.Errorf("checksums.txt names %d .rpm packages, want 2 (amd64, arm64)", rpms)
+		}
+	})
+
+	for _, goarch := range []string{"amd64", "arm64"} {
+		t.Run("linux/"+goarch+" is static and stripped", func(t *testing.T) {
+			raw := extract(t, filepath.Join(dist, s.archive("linux", goarch)), "lockstep")
+			f, err := elf.NewFile(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range f.Progs {
+				if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+					t.Errorf("the binary has a %v program header: it is dynamically linked", p.Type)
+				}
+			}
+			if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
+				t.Errorf("the binary needs %v", libs)
+			}
+			if f.Section(".symtab") != nil {
+				t.Error("the binary has a symbol table: it is not stripped")
+			}
+			want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[goarch]
+			if f.Machine != want {
+				t.Errorf("machine %v, want %v", f.Machine, want)
+			}
+		})
+	}
+
+	t.Run("the binary prints the stamped version", func(t *testing.T) {
+		if runtime.GOOS != "linux" {
+			t.Skip("runs the linux binary")
+		}
+		bin := filepath.Join(t.TempDir(), "lockstep")
+		if err := os.WriteFile(bin, extract(t, filepath.Join(dist, s.archive("linux", runtime.GOARCH)), "lockstep"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		v := versionOf(t, bin)
+		if !v.Release || v.Version != s.Version || v.Commit != s.Commit || v.Date == "" || v.Platform != "linux/"+runtime.GOARCH {
+			t.Errorf("version --format json = %+v, want release %s of commit %s", v, s.Version, s.Commit)
+		}
+		out, _ := exec.Command(bin, "version").Output()
+		if !strings.HasPrefix(string(out), "lockstep "+s.Version+"\n") {
+			t.Errorf("version = %q", out)
+		}
+	})
+
+	t.Run("the .deb installs the binary, the units and the environment file", func(t *testing.T) {
+		deb := filepath.Join(dist, "lockstep_"+s.Version+"_"+runtime.GOARCH+".deb")
+		dpkg := requireTool(t, "dpkg")
+		root := t.TempDir()
+		if out, err := exec.Command(dpkg, "-x", deb, root).CombinedOutput(); err != nil {
+			t.Fatalf("dpkg -x: %v\n%s", err, out)
+		}
+		for dst, src := range map[string]string{
+			"usr/lib/systemd/system/lockstep-admit.service":                               "../deploy/systemd/lockstep-admit.service",
+			"usr/lib/systemd/system/lockstep-agent.service":                               "../deploy/systemd/lockstep-agent.service",
+			"usr/share/doc/lockstep/examples/systemd/app-ingress.service":                 "../deploy/systemd/app-ingress.service",
+			"usr/share/doc/lockstep/examples/systemd/app-ingress.service.d/lockstep.conf": "../deploy/systemd/app-ingress.service.d/lockstep.conf",
+			"etc/lockstep/admit.env":                                                      "../deploy/packaging/admit.env",
+		} {
+			if got, want := fileSHA256(t, filepath.Join(root, dst)), fileSHA256(t, src); got != want {
+				t.Errorf("the package's /%s differs from %s", dst, src)
+			}
+		}
+		if l, err := os.Readlink(filepath.Join(root, "usr/local/bin/lockstep")); err != nil || l != "/usr/bin/lockstep" {
+			t.Errorf("/usr/local/bin/lockstep (where the units run it) = %q, %v; want a link to /usr/bin/lockstep", l, err)
+		}
+		if v := versionOf(t, filepath.Join(root, "usr/bin/lockstep")); v.Version != s.Version || !v.Release {
+			t.Errorf("the package's /usr/bin/lockstep is %+v, want release %s", v, s.Version)
+		}
+		ctrl := t.TempDir()
+		if out, err := exec.Command(requireTool(t, "dpkg-deb"), "-e", deb, ctrl).CombinedOutput(); err != nil {
+			t.Fatalf("dpkg-deb -e: %v\n%s", err, out)
+		}
+		conf, _ := os.ReadFile(filepath.Join(ctrl, "conffiles"))
+		if !strings.Contains(string(conf), "/etc/lockstep/admit.env") {
+			t.Errorf("conffiles = %q: an edited /etc/lockstep/admit.env would be overwritten on upgrade", conf)
+		}
+		control, _ := os.ReadFile(filepath.Join(ctrl, "control"))
+		if !strings.Contains(string(control), "Architecture: "+runtime.GOARCH+"\n") || !strings.Contains(string(control), "Package: lockstep\n") {
+			t.Errorf("control = %q", control)
+		}
+	})
+}
+
+func hasComponent(cs []struct{ Name, Version string }, name string) bool {
+	for _, c := range cs {
+		if c.Name == name && c.Version != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func requireTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("LOCKSTEP_TEST_RELEASE") == "1" {
+			t.Fatalf("%s is not installed", name)
+		}
+		t.Skipf("%s is not installed", name)
+	}
+	return p
+}
+
+// releaseServer serves dist/ as GitHub serves a release's assets
+// (/TAG/NAME), with the named files replaced by the given bytes.
+func releaseServer(t *testing.T, s snapshot, replace map[string][]byte) (*httptest.Server, *[]string) {
+	t.Helper()
+	tag := "/v" + s.Version + "/"
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.URL.Path)
+		name, ok := strings.CutPrefix(r.URL.Path, tag)
+		if !ok || strings.Contains(name, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		if b, ok := replace[name]; ok {
+			w.Write(b)
+			return
+		}
+		http.ServeFile(w, r, filepath.Join(dist, name))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &got
+}
+
+type scriptRun struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+func runScript(t *testing.T, shell, script string, env []string, args ...string) scriptRun {
+	t.Helper()
+	cmd := exec.Command(shell, append([]string{script}, args...)...)
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := scriptRun{stdout: stdout.String(), stderr: stderr.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestActionInstallsTheRelease(t *testing.T) {
+	s := loadSnapshot(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("runs the linux binary")
+	}
+	runnerArch := map[string]string{"amd64": "X64", "arm64": "ARM64"}[runtime.GOARCH]
+	tag := "v" + s.Version
+	install := func(t *testing.T, url, cache string, env ...string) scriptRun {
+		return runScript(t, "bash", "action-install.sh", append([]string{
+			"RUNNER_OS=Linux", "RUNNER_ARCH=" + runnerArch, "RUNNER_TEMP=" + t.TempDir(), "RUNNER_TOOL_CACHE=" + cache,
+			"INPUT_VERSION=" + tag, "INPUT_VERIFY_SIGNATURE=false", "INPUT_DOWNLOAD_URL=" + url,
+		}, env...))
+	}
+
+	t.Run("the right archive, verified, then from the tool cache", func(t *testing.T) {
+		srv, got := releaseServer(t, s, nil)
+		cache := t.TempDir()
+		r := install(t, srv.URL, cache)
+		want := filepath.Join(cache, "lockstep", s.Version, runtime.GOARCH, "lockstep")
+		if r.code != 0 || strings.TrimSpace(r.stdout) != want {
+			t.Fatalf("install: exit %d, stdout %q, stderr %s; want %s", r.code, r.stdout, r.stderr, want)
+		}
+		if v := versionOf(t, want); v.Version != s.Version || v.Platform != "linux/"+runtime.GOARCH {
+			t.Errorf("installed %+v, want %s for linux/%s", v, s.Version, runtime.GOARCH)
+		}
+		if fmt.Sprint(*got) != fmt.Sprintf("[/%s/checksums.txt /%s/%s]", tag, tag, s.archive("linux", runtime.GOARCH)) {
+			t.Errorf("downloads %v", *got)
+		}
+		// action.sh runs what it installed: record refuses generation 0 (exit 2), not an install failure.
+		ar := runAction(t, "", t.TempDir(), map[string]string{"RELEASE": "web", "GENERATION": "0", "VERSION": tag, "DOWNLOAD_URL": srv.URL},
+			"RUNNER_OS=Linux", "RUNNER_ARCH="+runnerArch, "RUNNER_TOOL_CACHE="+cache)
+		if !strings.Contains(ar.stderr, "from the tool cache") || ar.code != 2 || !strings.Contains(ar.stdout, "::error title=lockstep record::") {
+			t.Errorf("action.sh with version %s: exit %d, stdout %q, stderr %s; want the cached release running record", tag, ar.code, ar.stdout, ar.stderr)
+		}
+		*got = nil
+		r = install(t, srv.URL, cache)
+		if r.code != 0 || strings.TrimSpace(r.stdout) != want || len(*got) != 0 || !strings.Contains(r.stderr, "from the tool cache") {
+			t.Errorf("second install: exit %d, %q, downloads %v, stderr %s; want the tool cache", r.code, r.stdout, *got, r.stderr)
+		}
+	})
+
+	t.Run("a bad checksum is refused and installs nothing", func(t *testing.T) {
+		a := s.archive("linux", runtime.GOARCH)
+		raw, err := os.ReadFile(filepath.Join(dist, a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw[len(raw)/2] ^= 0xff
+		srv, _ := releaseServer(t, s, map[string][]byte{a: raw})
+		cache := t.TempDir()
+		r := install(t, srv.URL, cache)
+		if r.code != 1 || !strings.Contains(r.stderr, "want "+s.sums[a]) {
+			t.Errorf("tampered archive: exit %d, stderr %s; want 1 and the checksum named", r.code, r.stderr)
+		}
+		assertEmpty(t, filepath.Join(cache, "lockstep", s.Version, runtime.GOARCH))
+	})
+
+	t.Run("a tampered checksums.txt against its pin is refused", func(t *testing.T) {
+		srv, _ := releaseServer(t, s, nil)
+		cache := t.TempDir()
+		r := install(t, srv.URL, cache, "LOCKSTEP_CHECKSUMS_SHA256="+strings.Repeat("0", 64))
+		if r.code != 1 || !strings.Contains(r.stderr, "checksums.txt") {
+			t.Errorf("wrong pin: exit %d, stderr %s; want 1", r.code, r.stderr)
+		}
+		assertEmpty(t, filepath.Join(cache, "lockstep", s.Version, runtime.GOARCH))
+		r = install(t, srv.URL, cache, "LOCKSTEP_CHECKSUMS_SHA256="+fileSHA256(t, filepath.Join(dist, "checksums.txt")))
+		if r.code != 0 {
+			t.Errorf("right pin: exit %d, stderr %s", r.code, r.stderr)
+		}
+	})
+
+	t.Run("an unknown architecture or OS is refused", func(t *testing.T) {
+		srv, got := releaseServer(t, s, nil)
+		for _, env := range [][]string{{"RUNNER_ARCH=ARM"}, {"RUNNER_ARCH=X86"}, {"RUNNER_OS=Windows"}} {
+			r := install(t, srv.URL, t.TempDir(), env...)
+			if r.code != 2 || !strings.Contains(r.stderr, "has no lockstep release") {
+				t.Errorf("%v: exit %d, stderr %s; want 2", env, r.code, r.stderr)
+			}
+		}
+		// The Action reports it as a failed install step.
+		ar := runAction(t, "", t.TempDir(), map[string]string{"RELEASE": "web", "GENERATION": "1", "VERSION": tag, "DOWNLOAD_URL": srv.URL},
+			"RUNNER_OS=Linux", "RUNNER_ARCH=ARM")
+		if ar.code != 2 || !strings.Contains(ar.stdout, "::error title=lockstep install::") {
+			t.Errorf("action.sh on an ARM runner: exit %d, stdout %q; want 2 and an install annotation", ar.code, ar.stdout)
+		}
+		if len(*got) != 0 {
+			t.Errorf("downloads %v for an unsupported runner", *got)
+		}
+	})
+
+	t.Run("the action's major tag resolves to its newest release", func(t *testing.T) {
+		srv, _ := releaseServer(t, s, nil)
+		major, _, _ := strings.Cut(tag, ".")
+		api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/repos/lockstep-dev/lockstep/releases" {
+				http.NotFound(w, r)
+				return
+			}
+			fmt.Fprintf(w, `[{"tag_name": "%s-rc.1"}, {"tag_name": "%s"}, {"tag_name": "%s.0.0"}]`, tag, tag, major)
+		}))
+		defer api.Close()
+		r := install(t, srv.URL, t.TempDir(), "INPUT_VERSION=", "ACTION_REF="+major, "LOCKSTEP_API_URL="+api.URL)
+		if r.code != 0 || !strings.Contains(r.stderr, tag+" linux/"+runtime.GOARCH+" verified") {
+			t.Errorf("@%s: exit %d, stderr %s; want %s installed", major, r.code, r.stderr, tag)
+		}
+		r = install(t, srv.URL, t.TempDir(), "INPUT_VERSION=", "ACTION_REF=main")
+		if r.code != 2 {
+			t.Errorf("@main with no version: exit %d, stderr %s; want 2", r.code, r.stderr)
+		}
+	})
+}
+
+func assertEmpty(t *testing.T, dir string) {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 0 {
+		t.Errorf("%s holds %v after a refused install", dir, entries)
+	}
+	if _, err := os.Stat(dir + ".complete"); err == nil {
+		t.Errorf("%s.complete exists after a refused install", dir)
+	}
+}
+
+func TestHookInstallsTheRelease(t *testing.T) {
+	s := loadSnapshot(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("runs the linux binary")
+	}
+	srv, _ := releaseServer(t, s, nil)
+	bin := filepath.Join(t.TempDir(), "bin", "lockstep")
+	env := []string{"LOCKSTEP_VERSION=v" + s.Version, "LOCKSTEP_RELEASE_URL=" + srv.URL, "LOCKSTEP_BIN=" + bin,
+		"LOCKSTEP_ENV_FILE=/nonexistent", "LOCKSTEP_REPORT=" + filepath.Join(t.TempDir(), "admit.json")}
+
+	// Installed, verified, then run: `admit` with no manifest is a usage error.
+	r := runScript(t, "sh", "../deploy/hooks/lockstep-admit.sh", env)
+	if r.code != 2 || !strings.Contains(r.stderr, "verified") {
+		t.Fatalf("hook: exit %d, stderr %s; want the release installed and admit's usage error (2)", r.code, r.stderr)
+	}
+	if v := versionOf(t, bin); v.Version != s.Version {
+		t.Errorf("installed %+v", v)
+	}
+	// A binary that is not the pinned one never runs.
+	r = runScript(t, "sh", "../deploy/hooks/lockstep-admit.sh", append(env, "LOCKSTEP_SHA256="+strings.Repeat("0", 64)))
+	if r.code != 3 || !strings.Contains(r.stderr, "not running it") {
+		t.Errorf("hook with a wrong LOCKSTEP_SHA256: exit %d, stderr %s; want 3", r.code, r.stderr)
+	}
+}
+
+func TestCloudInitInstallsTheRelease(t *testing.T) {
+	s := loadSnapshot(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("runs the linux binary")
+	}
+	raw, err := os.ReadFile("../deploy/cloud-init/lockstep.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ci struct {
+		RunCmd []any `yaml:"runcmd"`
+	}
+	if err := yaml.Unmarshal(raw, &ci); err != nil {
+		t.Fatal(err)
+	}
+	script, _ := ci.RunCmd[0].(string)
+	if !strings.Contains(script, "https://github.com/lockstep-dev/lockstep/releases/download/$version") {
+		t.Fatalf("the first runcmd is not the install: %q", script)
+	}
+	srv, _ := releaseServer(t, s, nil)
+	run := func(t *testing.T, checksums string) (scriptRun, string) {
+		dest := filepath.Join(t.TempDir(), "lockstep")
+		sc := strings.NewReplacer(
+			"version=v0.1.0", "version=v"+s.Version,
+			"checksums_sha256=REPLACE-WITH-THE-SHA256-OF-checksums.txt", "checksums_sha256="+checksums,
+			"https://github.com/lockstep-dev/lockstep/releases/download", srv.URL,
+			"/usr/local/bin/lockstep", dest,
+		).Replace(script)
+		path := filepath.Join(t.TempDir(), "runcmd.sh")
+		if err := os.WriteFile(path, []byte(sc+"echo installed\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return runScript(t, "sh", path, nil), dest
+	}
+	r, dest := run(t, fileSHA256(t, filepath.Join(dist, "checksums.txt")))
+	if r.code != 0 || r.stdout != "installed\n" {
+		t.Fatalf("cloud-init install: exit %d, %q, stderr %s", r.code, r.stdout, r.stderr)
+	}
+	if v := versionOf(t, dest); v.Version != s.Version || v.Platform != "linux/"+runtime.GOARCH {
+		t.Errorf("installed %+v", v)
+	}
+	r, dest = run(t, strings.Repeat("0", 64))
+	if r.code == 0 || strings.Contains(r.stdout, "installed") {
+		t.Errorf("a wrong checksums.txt pin: exit %d, %q; want the rest of runcmd stopped", r.code, r.stdout)
+	}
+	if _, err := os.Stat(dest); err == nil {
+		t.Error("a binary was installed despite the wrong checksum")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
@@ -80,6 +81,35 @@ func Open(dir string, opts ...Option) (*State, error) {
 		o(s)
 	}
 	return s, nil
+}
+
+// Writable reports whether the state could be written, creating nothing:
+// the directory, or the nearest ancestor that exists, must be writable and
+// searchable by this process. A refusal is an *fs.PathError that
+// errors.Is(err, fs.ErrPermission) recognises, so that a consumer can say
+// at its start, before checking anything, what its first acceptance would
+// later fail on.
+func (s *State) Writable() error {
+	p := s.dir
+	for {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && !fi.IsDir():
+			return &fs.PathError{Op: "open", Path: p, Err: syscall.ENOTDIR}
+		case err == nil:
+			if err := syscall.Access(p, 0x2|0x1); err != nil { // W_OK|X_OK
+				return &fs.PathError{Op: "write", Path: p, Err: err}
+			}
+			return nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return err
+		}
+		p = parent
+	}
 }
 
 // Dir returns the state's directory.

@@ -3,6 +3,7 @@ package trusted_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -219,5 +220,32 @@ func TestRollbackProtection(t *testing.T) {
 	}
 	if rec, _, _ := state.Get("web"); rec.Generation != 8 {
 		t.Errorf("state records %d, want 8", rec.Generation)
+	}
+}
+
+func TestWritableCreatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		dir string
+		ok  bool
+	}{
+		{dir, true},
+		{filepath.Join(dir, "a", "b"), true},
+		{filepath.Join(file, "state"), false},
+	} {
+		st, err := trusted.Open(tc.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Writable(); (err == nil) != tc.ok {
+			t.Errorf("Writable(%s) = %v, want ok %v", tc.dir, err, tc.ok)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Writable created %s: %v", filepath.Join(dir, "a"), err)
 	}
 }

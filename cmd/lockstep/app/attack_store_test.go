@@ -128,7 +128,7 @@ func newAttackEnv(t *testing.T) *attackEnv {
 	// in it is refused in a file:// URL.
 	e.url = e.store
 	for g := 1; g <= 3; g++ {
-		if code, out, errs := run(t, "publish", "--store", e.url, e.m(g)); code != 0 {
+		if code, out, errs := run(t, "publish", "--allow-unsigned", "--store", e.url, e.m(g)); code != 0 {
 			t.Fatalf("publish g%d: exit %d\n%s\n%s", g, code, out, errs)
 		}
 	}
@@ -197,13 +197,13 @@ func admitOf(e *attackEnv, url string, extra ...string) []string {
 }
 
 func publishTo(url string) func(t *testing.T, e *attackEnv) []string {
-	return func(t *testing.T, e *attackEnv) []string { return []string{"publish", "--store", url, e.m(1)} }
+	return func(t *testing.T, e *attackEnv) []string { return []string{"publish", "--allow-unsigned", "--store", url, e.m(1)} }
 }
 
 // publishVariant publishes manifest 3 with old replaced by new.
 func publishVariant(old, new string) func(t *testing.T, e *attackEnv) []string {
 	return func(t *testing.T, e *attackEnv) []string {
-		return []string{"publish", "--store", e.url, e.variant(t, 3, old, new)}
+		return []string{"publish", "--allow-unsigned", "--store", e.url, e.variant(t, 3, old, new)}
 	}
 }
 
@@ -275,7 +275,7 @@ func storeAttacks() []storeAttack {
 		}, ExitUnverified, "not a regular file", nil},
 		storeAttack{"class 6/rollback: the manifest to go back to is a link", func(t *testing.T, e *attackEnv) []string {
 			e.linkAway(t, e.manifestFile(1))
-			return []string{"rollback", "--store", e.url, "--release", "web", "--to", e.ms[0].Digest.String()}
+			return []string{"rollback", "--allow-unsigned", "--store", e.url, "--release", "web", "--to", e.ms[0].Digest.String()}
 		}, ExitUnverified, "symbolic link", nil},
 		storeAttack{"class 6/status: a manifest over 16 MiB", func(t *testing.T, e *attackEnv) []string {
 			e.sparse(t, e.manifestFile(3), manifest.MaxSize+1)
@@ -292,14 +292,14 @@ func storeAttacks() []storeAttack {
 		}, ExitUnverified, "limit", nil},
 		storeAttack{"class 6/publish: the manifest is a FIFO", func(t *testing.T, e *attackEnv) []string {
 			e.fifo(t, e.m(1))
-			return []string{"publish", "--store", e.url, e.m(1)}
+			return []string{"publish", "--allow-unsigned", "--store", e.url, e.m(1)}
 		}, ExitInvalid, "not a regular file", nil},
 		storeAttack{"class 6/publish: the manifest is a directory", func(t *testing.T, e *attackEnv) []string {
-			return []string{"publish", "--store", e.url, e.dir}
+			return []string{"publish", "--allow-unsigned", "--store", e.url, e.dir}
 		}, ExitInvalid, "not a regular file", nil},
 		storeAttack{"class 6/publish: the signature beside it is a FIFO", func(t *testing.T, e *attackEnv) []string {
 			e.fifo(t, e.m(1)+".sig")
-			return []string{"publish", "--store", e.url, e.m(1)}
+			return []string{"publish", "--allow-unsigned", "--store", e.url, e.m(1)}
 		}, ExitInvalid, "not a regular file", nil},
 		storeAttack{"class 6/gc: --in-use is a FIFO", func(t *testing.T, e *attackEnv) []string {
 			e.fifo(t, filepath.Join(e.dir, "report.json"))
@@ -362,10 +362,10 @@ func storeAttacks() []storeAttack {
 		}, ExitUnverified, "over the maximum", nil},
 		storeAttack{"class 8/rollback: the channel is at 2^53-1", func(t *testing.T, e *attackEnv) []string {
 			p := e.variant(t, 3, `"generation": 3`, `"generation": `+max)
-			if code, out, errs := run(t, "publish", "--store", e.url, p); code != 0 {
+			if code, out, errs := run(t, "publish", "--allow-unsigned", "--store", e.url, p); code != 0 {
 				t.Fatalf("publish generation %s: exit %d\n%s\n%s", max, code, out, errs)
 			}
-			return []string{"rollback", "--store", e.url, "--release", "web", "--to", "1"}
+			return []string{"rollback", "--allow-unsigned", "--store", e.url, "--release", "web", "--to", "1"}
 		}, ExitInvalid, "no generation can follow", nil},
 		storeAttack{"class 8/status: a pointer with invalid UTF-8", func(t *testing.T, e *attackEnv) []string {
 			e.pointer(t, 3, "3", "c\xffi")
@@ -401,7 +401,7 @@ func storeAttacks() []storeAttack {
 	blankSidecar := func(suffix, data string) func(t *testing.T, e *attackEnv) []string {
 		return func(t *testing.T, e *attackEnv) []string {
 			e.write(t, e.m(1)+suffix, data)
-			return []string{"publish", "--store", e.url, e.m(1)}
+			return []string{"publish", "--allow-unsigned", "--store", e.url, e.m(1)}
 		}
 	}
 	add(

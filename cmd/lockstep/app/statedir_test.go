@@ -18,7 +18,7 @@ func TestStateDirPermission(t *testing.T) {
 	if err := os.Mkdir(parent, 0o555); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"admit", "--manifest", "/dev/null", "--insecure-allow-unsigned",
+	args := []string{"admit", "--manifest", "/dev/null", "--release", "web", "--insecure-allow-unsigned",
 		"--running", "digest:sha256:" + strings.Repeat("a", 64), "--state-dir", filepath.Join(parent, "lockstep")}
 	code, errs := 0, ""
 	if os.Geteuid() != 0 {

@@ -158,6 +158,9 @@ func trustedSourceFromFlags(c *cli.Context, client *transport.Client) (*trusted.
 		return nil, nil, err
 	}
 	st, err := trusted.Open(c.String("state-dir"))
+	if err == nil {
+		err = st.Writable()
+	}
 	if errors.Is(err, fs.ErrPermission) {
 		return nil, nil, usage(fmt.Errorf("--state-dir %s: %w: run as a user who may write it, or give --state-dir (or LOCKSTEP_STATE_DIR) a directory this user owns",
 			c.String("state-dir"), err))

@@ -197,7 +197,9 @@ func admitOf(e *attackEnv, url string, extra ...string) []string {
 }
 
 func publishTo(url string) func(t *testing.T, e *attackEnv) []string {
-	return func(t *testing.T, e *attackEnv) []string { return []string{"publish", "--allow-unsigned", "--store", url, e.m(1)} }
+	return func(t *testing.T, e *attackEnv) []string {
+		return []string{"publish", "--allow-unsigned", "--store", url, e.m(1)}
+	}
 }
 
 // publishVariant publishes manifest 3 with old replaced by new.

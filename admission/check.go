@@ -550,7 +550,7 @@ func (c *checker) pickImage(m *manifest.Manifest) (*manifest.Image, bool) {
 	if name == "" {
 		msg = fmt.Sprintf("manifest %s has %d images (%s): name the one this instance runs", m.ID(), len(names), strings.Join(names, ", "))
 	}
-	c.add(Finding{Kind: KindManifestInvalid, Subject: "image " + name, Message: msg})
+	c.add(Finding{Kind: KindImageNotNamed, Subject: "image " + name, Message: msg})
 	return nil, false
 }
 

@@ -222,7 +222,7 @@ func TestCheck(t *testing.T) {
 			want: []admission.Kind{admission.KindManifestInvalid}},
 		{name: "image not in the manifest", running: amd64Conf.String(),
 			edit: func(fx *fixture, c *admission.Config) { c.Image = "api" },
-			want: []admission.Kind{admission.KindManifestInvalid}},
+			want: []admission.Kind{admission.KindImageNotNamed}},
 		{name: "only image by default", running: amd64Conf.String(), match: "config",
 			edit: func(fx *fixture, c *admission.Config) { c.Image = "" }},
 		{name: "unsigned not allowed", running: amd64Conf.String(),

@@ -44,6 +44,11 @@ const (
 	// KindAddressDenied: a request of the check would have contacted a
 	// link-local or metadata address (see transport.LinkLocal).
 	KindAddressDenied Kind = "address-denied"
+	// KindImageNotNamed: the instance's image cannot be chosen from the
+	// manifest (Config.Image names none of its images, or the manifest has
+	// several and Config.Image is empty). It is the operator's invocation
+	// that is wrong, so the CLI exits 2 (see Decision.Misconfigured).
+	KindImageNotNamed Kind = "image-not-named"
 	// KindInternalError is a bug in lockstep (a recovered panic): the
 	// instance is refused, as for any error.
 	KindInternalError Kind = "internal-error"
@@ -196,6 +201,18 @@ func (d *Decision) settle() {
 	}
 	d.Allowed = refusals == 0
 	d.Unverified = refusals > 0 && refusals == unverifiable
+}
+
+// Misconfigured reports whether the refusal is the invocation's fault
+// rather than the instance's: a finding of KindImageNotNamed. The instance
+// is refused all the same.
+func (d *Decision) Misconfigured() bool {
+	for _, f := range d.Refusals() {
+		if f.Kind == KindImageNotNamed {
+			return true
+		}
+	}
+	return false
 }
 
 // Refusals returns the findings that refuse admission.

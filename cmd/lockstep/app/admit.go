@@ -103,6 +103,8 @@ func runAdmit(c *cli.Context) error {
 	switch {
 	case d.Allowed:
 		return nil
+	case d.Misconfigured():
+		return usage(fmt.Errorf("refused: %s: give --image one of the manifest's images", admitKinds(d)))
 	case d.Unverified:
 		return unverified(fmt.Errorf("refused: could not verify (%s)", admitKinds(d)))
 	}

@@ -170,6 +170,8 @@ func TestAdmitExitCodes(t *testing.T) {
 		{"max-age without a store", append(e.args(), "--max-age", "1h"), 2, "--max-age needs --store"},
 		{"negative max-age", append(e.args(), "--max-age", "-1h"), 2, "--max-age must not be negative"},
 		{"store without release", []string{"admit", "--store", "file://" + e.stateDir + "-store", "--state-dir", e.stateDir, "--insecure-allow-unsigned", "--running", other}, 2, "--release"},
+		{"image the manifest lacks", append(e.args(), "--image", "api"), 2, `no image "api" (it has: web)`},
+		{"image the manifest lacks, named", append(e.args(), "--image", "api"), 2, "image-not-named"},
 		{"manifest without release", []string{"admit", "--manifest", e.manifestPath, "--state-dir", e.stateDir, "--insecure-allow-unsigned", "--running", other}, 2, "--manifest needs --release"},
 	}
 	for _, tt := range tests {

@@ -228,9 +228,14 @@ func Check(ctx context.Context, cfg Config) Decision {
 		}()
 		c.run(ctx)
 	}()
+	// A check whose context ended is never an admission, even when its
+	// steps finished: select picks at random between ready cases, and a
+	// step that did not look at ctx must not turn a cancelled gate into a yes.
 	select {
 	case <-done:
 	case <-ctx.Done():
+	}
+	if ctx.Err() != nil {
 		why := "the deadline of " + cfg.Timeout.String() + " was reached"
 		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			why = "the check was cancelled"

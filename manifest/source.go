@@ -127,12 +127,21 @@ type GenerationError struct {
 	Have, Offered int64
 	// HaveDigest and OfferedDigest are the manifests, where known.
 	HaveDigest, OfferedDigest Digest
+	// Floor, when set, is the channel whose generation (Have) is the
+	// lowest of the release: Channel does not exist yet and may not start
+	// below it, since gc deletes what lies below every channel.
+	Floor string
 }
 
 func (e *GenerationError) Error() string {
 	where := "release " + e.Release
 	if e.Channel != "" {
 		where += " channel " + e.Channel
+	}
+	if e.Floor != "" {
+		return where + ": a new channel cannot start at generation " + itoa(e.Offered) +
+			", below generation " + itoa(e.Have) + " that channel " + e.Floor +
+			" names: gc may already have deleted the manifests below it"
 	}
 	msg := where + ": generation " + itoa(e.Offered) + " is not newer than generation " + itoa(e.Have)
 	if !e.HaveDigest.IsZero() {

@@ -18,11 +18,21 @@ const DefaultChannel = "production"
 // returns the channel's new pointer, or a *manifest.GenerationError when
 // the channel already names an equal or higher generation (the manifest
 // stays stored; gc takes it in time).
+//
+// A channel that does not exist yet may not start below the lowest
+// generation any other channel of the release names: GC deletes what lies
+// below that floor, so a new channel there could name a manifest that is
+// already gone, or that GC takes between the store and the move. That
+// refusal is a *manifest.GenerationError with Floor set, and nothing is
+// written.
 func Publish(ctx context.Context, st manifest.Store, s *manifest.Signed, channel, by string) (*manifest.Pointer, error) {
 	if s == nil || s.Manifest == nil {
 		return nil, errors.New("publishing: no manifest")
 	}
 	if err := manifest.Validate(s.Manifest); err != nil {
+		return nil, err
+	}
+	if err := checkFloor(ctx, st, s, channel); err != nil {
 		return nil, err
 	}
 	if err := st.Put(ctx, s); err != nil {
@@ -33,6 +43,50 @@ func Publish(ctx context.Context, st manifest.Store, s *manifest.Signed, channel
 		return nil, fmt.Errorf("publishing %s: %w", s.Manifest.ID(), err)
 	}
 	return p, nil
+}
+
+// checkFloor refuses to start channel below the release's floor, the
+// lowest generation any of its channels names (see Publish). An existing
+// channel is left to Move's compare-and-swap.
+func checkFloor(ctx context.Context, st manifest.Store, s *manifest.Signed, channel string) error {
+	release := s.Manifest.Release.Name
+	_, err := st.Channel(ctx, release, channel)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, manifest.ErrNotFound) {
+		return fmt.Errorf("reading channel %s: %w", channel, err)
+	}
+	names, err := st.Channels(ctx, release)
+	if err != nil {
+		return fmt.Errorf("listing channels of %s: %w", release, err)
+	}
+	var low *manifest.Pointer
+	lowName := ""
+	for _, n := range names {
+		if n == channel {
+			continue
+		}
+		p, err := st.Channel(ctx, release, n)
+		if errors.Is(err, manifest.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading channel %s: %w", n, err)
+		}
+		if low == nil || p.Generation < low.Generation {
+			low, lowName = p, n
+		}
+	}
+	if low == nil || s.Manifest.Release.Generation >= low.Generation {
+		return nil
+	}
+	return &manifest.GenerationError{
+		Release: release, Channel: channel,
+		Have: low.Generation, Offered: s.Manifest.Release.Generation,
+		HaveDigest: low.Digest, OfferedDigest: s.Digest,
+		Floor: lowName,
+	}
 }
 
 // UnsignedError is a manifest that would be published with no signature

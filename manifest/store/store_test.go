@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,7 +47,11 @@ func digests(es []store.GCEntry) map[int64]string {
 func TestGCRules(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
-	ms := publish(t, st, "production", 1, 2, 3, 4, 5, 6, 7, 8)
+	// Both channels start together; production runs ahead to 8 while
+	// staging stops at 3.
+	ms := publish(t, st, "production", 1)
+	publish(t, st, "staging", 1)
+	ms = append(ms, publish(t, st, "production", 2, 3, 4, 5, 6, 7, 8)...)
 	publish(t, st, "staging", 3)
 	// 9 stored, never moved (a refused or unfinished publish).
 	if err := st.Put(ctx, storetest.Manifest(t, "web", 9, "")); err != nil {
@@ -94,6 +100,53 @@ func TestGCRules(t *testing.T) {
 	ds, _ := st.List(ctx, "web")
 	if len(ds) != 2 {
 		t.Errorf("%d manifests left, want 8 (live, newest) and 9 (newest)", len(ds))
+	}
+}
+
+// TestNewChannelFloor: a channel that does not exist yet cannot start
+// below the lowest generation the release's channels name, since gc may
+// already have deleted what lies below it; nothing is written when it is
+// refused. At the floor, or above it, it may.
+func TestNewChannelFloor(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	publish(t, st, "production", 5, 6)
+	publish(t, st, "staging", 6, 7)
+	before, _ := st.List(ctx, "web")
+	for _, tc := range []struct {
+		gen  int64
+		want bool
+	}{{1, false}, {5, false}, {6, true}, {9, true}} {
+		m := storetest.Manifest(t, "web", tc.gen, "canary")
+		_, err := store.Publish(ctx, st, m, fmt.Sprintf("canary-%d", tc.gen), "test")
+		var ge *manifest.GenerationError
+		switch {
+		case tc.want && err != nil:
+			t.Errorf("generation %d on a new channel, at or above the floor 6: %v", tc.gen, err)
+		case !tc.want && !errors.As(err, &ge):
+			t.Errorf("generation %d on a new channel below the floor 6: %v, want a *GenerationError", tc.gen, err)
+		case !tc.want:
+			if ge.Floor != "production" || ge.Have != 6 || !strings.Contains(err.Error(), "gc may already have deleted") {
+				t.Errorf("generation %d: %+v (%v), want the floor of channel production, generation 6", tc.gen, ge, err)
+			}
+			if _, err := st.Get(ctx, "web", m.Digest); !errors.Is(err, manifest.ErrNotFound) {
+				t.Errorf("generation %d was stored although it was refused: %v", tc.gen, err)
+			}
+		}
+	}
+	if after, _ := st.List(ctx, "web"); len(after) != len(before)+2 {
+		t.Errorf("%d manifests, want %d: the two admitted canaries and nothing else", len(after), len(before)+2)
+	}
+	// The floor is why gc may take generation 5: no channel can come
+	// back for it.
+	rep, err := store.GC(ctx, st, "web", store.GCOptions{Delete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := digests(rep.Deleted); len(got) != 1 {
+		t.Errorf("gc deleted %v, want generation 5 only", rep.Deleted)
+	} else if _, ok := got[5]; !ok {
+		t.Errorf("gc deleted %v, want generation 5", rep.Deleted)
 	}
 }
 

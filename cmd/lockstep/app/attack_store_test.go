@@ -292,6 +292,14 @@ func storeAttacks() []storeAttack {
 			e.sparse(t, p, manifest.MaxSidecarSize+1)
 			return statusOf(e)
 		}, ExitUnverified, "limit", nil},
+		storeAttack{"class 6/publish: a new channel below what gc may have taken (generation 1, production at 3)", func(t *testing.T, e *attackEnv) []string {
+			return []string{"publish", "--allow-unsigned", "--store", e.url, "--channel", "canary", e.m(1)}
+		}, ExitMismatch, "gc may already have deleted", nil},
+		storeAttack{"class 6/publish: a new channel one generation below the floor", func(t *testing.T, e *attackEnv) []string {
+			return []string{"publish", "--allow-unsigned", "--store", e.url, "--channel", "canary", e.m(2)}
+		}, ExitMismatch, "below generation 3 that channel production names", func(e *attackEnv) []string {
+			return []string{e.rel("channels/canary.json")}
+		}},
 		storeAttack{"class 6/publish: the manifest is a FIFO", func(t *testing.T, e *attackEnv) []string {
 			e.fifo(t, e.m(1))
 			return []string{"publish", "--allow-unsigned", "--store", e.url, e.m(1)}

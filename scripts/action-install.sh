@@ -17,20 +17,26 @@ tmp=${RUNNER_TEMP:-$(mktemp -d)}
 repo=${LOCKSTEP_REPOSITORY:-lockstep-dev/lockstep}
 
 # No version: the release of the action's own ref. uses: ...@v1.2.3 is
-# release v1.2.3; uses: ...@v1 (the major tag) is the newest v1.x.y release,
+# release v1.2.3 (a pre-release tag, v1.2.3-rc.1, too); uses: ...@v1 (the
+# major tag) is the newest v1.x.y release by version (never a pre-release),
 # from GitHub's releases API; any other ref (a branch, a commit) must name a
 # version.
 if [ -z "$version" ]; then
   ref=${ACTION_REF:-}
-  if [[ "$ref" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+  if [[ "$ref" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
     version=$ref
   elif [[ "$ref" =~ ^v[0-9]+$ ]]; then
     api=${LOCKSTEP_API_URL:-${GITHUB_API_URL:-https://api.github.com}}
     auth=()
     [ -n "${GITHUB_TOKEN:-}" ] && auth=(-H "Authorization: Bearer $GITHUB_TOKEN")
-    version=$(curl -fsSL --retry 5 --max-time 60 "${auth[@]}" "$api/repos/$repo/releases?per_page=100" |
-      grep -oE '"tag_name": *"'"$ref"'\.[0-9]+\.[0-9]+"' | head -n1 | grep -oE 'v[0-9.]+') ||
-      { echo "lockstep install: no $ref.x.y release of $repo found" >&2; exit 3; }
+    # The newest by version, not by the API's order; pre-releases
+    # (v1.2.3-rc.1) never match.
+    list=$(curl -fsSL --retry 5 --max-time 60 "${auth[@]}" "$api/repos/$repo/releases?per_page=100") ||
+      { echo "lockstep install: the releases of $repo could not be listed from $api" >&2; exit 3; }
+    version=$(printf '%s\n' "$list" | grep -oE '"tag_name": *"'"$ref"'\.[0-9]+\.[0-9]+"' |
+      grep -oE 'v[0-9.]+' | sort -V | tail -n1)
+    [ -n "$version" ] || { echo "lockstep install: no $ref.x.y release of $repo found" >&2; exit 3; }
+    echo "lockstep install: @$ref is release $version, the newest $ref.x.y" >&2
   else
     echo "lockstep install: the action's ref ${ref:-(unknown)} is not a release tag: set the version input (v1.2.3)" >&2
     exit 2

@@ -425,19 +425,41 @@ func TestActionInstallsTheRelease(t *testing.T) {
 	})
 
 	t.Run("the action's major tag resolves to its newest release", func(t *testing.T) {
-		srv, _ := releaseServer(t, s, nil)
-		major, _, _ := strings.Cut(tag, ".")
+		// The API lists releases newest-created first, not by version; a
+		// pre-release and another major never win. The snapshot is not a
+		// release tag, so the resolved version's download is what shows
+		// the choice.
+		srv, got := releaseServer(t, s, nil)
 		api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/repos/lockstep-dev/lockstep/releases" {
 				http.NotFound(w, r)
 				return
 			}
-			fmt.Fprintf(w, `[{"tag_name": "%s-rc.1"}, {"tag_name": "%s"}, {"tag_name": "%s.0.0"}]`, tag, tag, major)
+			fmt.Fprint(w, `[{"tag_name": "v0.10.0-rc.1"}, {"tag_name": "v0.2.9"}, {"tag_name": "v1.0.0"}, {"tag_name": "v0.10.0"}, {"tag_name": "v0.9.12"}]`)
 		}))
 		defer api.Close()
-		r := install(t, srv.URL, t.TempDir(), "INPUT_VERSION=", "ACTION_REF="+major, "LOCKSTEP_API_URL="+api.URL)
+		r := install(t, srv.URL, t.TempDir(), "INPUT_VERSION=", "ACTION_REF=v0", "LOCKSTEP_API_URL="+api.URL)
+		if !strings.Contains(r.stderr, "@v0 is release v0.10.0") {
+			t.Errorf("@v0: stderr %s; want it resolved to v0.10.0", r.stderr)
+		}
+		if len(*got) == 0 || !strings.HasPrefix((*got)[0], "/v0.10.0/") {
+			t.Errorf("@v0 downloaded %v, want v0.10.0's files", *got)
+		}
+		if r.code == 0 {
+			t.Errorf("@v0 installed although v0.10.0 is not the snapshot the server holds: %s", r.stderr)
+		}
+		// The same, with the snapshot's own tag as the ref: installed.
+		r = install(t, srv.URL, t.TempDir(), "INPUT_VERSION=", "ACTION_REF="+tag)
 		if r.code != 0 || !strings.Contains(r.stderr, tag+" linux/"+runtime.GOARCH+" verified") {
-			t.Errorf("@%s: exit %d, stderr %s; want %s installed", major, r.code, r.stderr, tag)
+			t.Errorf("@%s: exit %d, stderr %s; want it installed", tag, r.code, r.stderr)
+		}
+		none := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, `[{"tag_name": "v1.0.0"}, {"tag_name": "v0.3.0-rc.1"}]`)
+		}))
+		defer none.Close()
+		r = install(t, srv.URL, t.TempDir(), "INPUT_VERSION=", "ACTION_REF=v0", "LOCKSTEP_API_URL="+none.URL)
+		if r.code != 3 || !strings.Contains(r.stderr, "no v0.x.y release") {
+			t.Errorf("@v0 with no v0 release: exit %d, stderr %s; want 3", r.code, r.stderr)
 		}
 		r = install(t, srv.URL, t.TempDir(), "INPUT_VERSION=", "ACTION_REF=main")
 		if r.code != 2 {

@@ -20,7 +20,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/trusted"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 	"github.com/lockstep-dev/lockstep/verify/cdn"
 )
 
@@ -459,7 +459,7 @@ func (c *checker) manifest(ctx context.Context, s *manifest.Signed, err error) *
 		// With AllowUnsigned the verifier still refuses a wrong signature;
 		// it only lets a missing one pass.
 		if err := cfg.Verifier.Verify(ctx, s); err != nil {
-			if verify.IsUnavailable(err) {
+			if verdict.IsUnavailable(err) {
 				c.unreachable("manifest signature", err)
 			} else {
 				c.add(Finding{Kind: KindManifestSignature, Subject: m.ID(), Message: err.Error()})

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // ImageVerifier verifies the cosign signatures of a manifest's images.
@@ -16,8 +16,8 @@ import (
 // policy says which digests of an index must be signed, and for a boot
 // gate names the gate's platform, so that an index signature alone never
 // vouches for what the instance pulled (cosign#786). Both methods return
-// refusals that errors.As finds as *verify.MismatchError (a missing, wrong
-// or unparseable signature) and *verify.UnavailableError for a registry
+// refusals that errors.As finds as *verdict.MismatchError (a missing, wrong
+// or unparseable signature) and *verdict.UnavailableError for a registry
 // that cannot be reached, joined.
 type ImageVerifier interface {
 	// VerifyEmbedded verifies m.Images from m.Verification alone, with no
@@ -86,7 +86,7 @@ func (c *checker) imageSignatures(ctx context.Context, m *manifest.Manifest) {
 		err = cfg.ImageSignatures.Verify(ctx, only.Images)
 	}
 	for _, e := range split(err) {
-		var me *verify.MismatchError
+		var me *verdict.MismatchError
 		var ve *manifest.ValidationError
 		switch {
 		case errors.As(e, &me):

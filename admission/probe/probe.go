@@ -19,7 +19,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // DefaultMaxSize bounds a probed page (8 MiB).
@@ -90,7 +90,7 @@ func (e *RefusalError) Unwrap() error { return e.Err }
 // page's origin that the page (or such a stylesheet, by @import) links,
 // and adds their url() and @import references. A page that cannot be
 // fetched, answers with a status other than 200, or is over MaxSize is an
-// *verify.UnavailableError (the app is not serving); a redirect to another
+// *verdict.UnavailableError (the app is not serving); a redirect to another
 // origin, an undecodable Content-Encoding or an unreadable content type
 // is a *RefusalError; a JSON body in no accepted shape is another error.
 func Fetch(ctx context.Context, rawURL string, opt Options) (*Page, error) {
@@ -142,7 +142,7 @@ func get(ctx context.Context, rawURL, accept string, opt Options) (*url.URL, str
 		if errors.As(err, &re) {
 			return nil, "", nil, re
 		}
-		return nil, "", nil, verify.Unavailable(dep, err)
+		return nil, "", nil, verdict.Unavailable(dep, err)
 	}
 	defer resp.Body.Close()
 	if ce := strings.TrimSpace(resp.Header.Get("Content-Encoding")); ce != "" && !strings.EqualFold(ce, "identity") {
@@ -156,13 +156,13 @@ func get(ctx context.Context, rawURL, accept string, opt Options) (*url.URL, str
 		if resp.Uncompressed && (errors.Is(err, gzip.ErrHeader) || errors.Is(err, gzip.ErrChecksum) || isCorrupt(err)) {
 			return nil, "", nil, &RefusalError{URL: rawURL, Reason: ReasonContentEncoding, Err: fmt.Errorf("decoding the gzip body: %w", err)}
 		}
-		return nil, "", nil, verify.Unavailable(dep, fmt.Errorf("reading: %w", err))
+		return nil, "", nil, verdict.Unavailable(dep, fmt.Errorf("reading: %w", err))
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, "", nil, verify.Unavailable(dep, &StatusError{URL: rawURL, Code: resp.StatusCode, Status: resp.Status})
+		return nil, "", nil, verdict.Unavailable(dep, &StatusError{URL: rawURL, Code: resp.StatusCode, Status: resp.Status})
 	}
 	if int64(len(body)) > opt.MaxSize {
-		return nil, "", nil, verify.Unavailable(dep, fmt.Errorf("page is over %d bytes", opt.MaxSize))
+		return nil, "", nil, verdict.Unavailable(dep, fmt.Errorf("page is over %d bytes", opt.MaxSize))
 	}
 	return resp.Request.URL, resp.Header.Get("Content-Type"), body, nil
 }

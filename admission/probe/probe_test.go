@@ -11,7 +11,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/admission/probe"
 	"github.com/lockstep-dev/lockstep/internal/transport"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 var cdn = []string{"https://cdn.example.com/static/", "https://img.example.com"}
@@ -161,11 +161,11 @@ func TestFetch(t *testing.T) {
 	}
 	for _, path := range []string{"/big", "/down", "/missing"} {
 		_, err := probe.Fetch(ctx, srv.URL+path, probe.Options{Client: client, MaxSize: 1024})
-		if !verify.IsUnavailable(err) {
+		if !verdict.IsUnavailable(err) {
 			t.Errorf("Fetch(%s) = %v, want an UnavailableError", path, err)
 		}
 	}
-	if _, err := probe.Fetch(ctx, "http://127.0.0.1:1/", probe.Options{Client: client}); !verify.IsUnavailable(err) {
+	if _, err := probe.Fetch(ctx, "http://127.0.0.1:1/", probe.Options{Client: client}); !verdict.IsUnavailable(err) {
 		t.Errorf("Fetch(closed port) = %v, want an UnavailableError", err)
 	}
 }

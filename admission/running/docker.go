@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // DefaultDockerHost is where the Docker Engine API listens by default.
@@ -121,7 +121,7 @@ type (
 )
 
 // Observe asks the daemon. An unreachable daemon, or one answering with
-// an error status, is an *verify.UnavailableError; a container that does
+// an error status, is an *verdict.UnavailableError; a container that does
 // not exist wraps ErrNoContainer.
 func (d *Docker) Observe(ctx context.Context) (*Observation, error) {
 	prefix, err := d.version(ctx)
@@ -173,7 +173,7 @@ func (d *Docker) version(ctx context.Context) (string, error) {
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<10))
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", verify.Unavailable("docker "+d.host, fmt.Errorf("GET /_ping: %s", resp.Status))
+		return "", verdict.Unavailable("docker "+d.host, fmt.Errorf("GET /_ping: %s", resp.Status))
 	}
 	v := resp.Header.Get("Api-Version")
 	if v == "" {
@@ -220,7 +220,7 @@ func (d *Docker) do(ctx context.Context, path string) (*http.Response, error) {
 	}
 	resp, err := d.client.HTTPClient().Do(req)
 	if err != nil {
-		return nil, verify.Unavailable("docker "+d.host, err)
+		return nil, verdict.Unavailable("docker "+d.host, err)
 	}
 	return resp, nil
 }
@@ -234,18 +234,18 @@ func (d *Docker) get(ctx context.Context, path string, v any) error {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return verify.Unavailable("docker "+d.host, fmt.Errorf("GET %s: %w", path, err))
+		return verdict.Unavailable("docker "+d.host, fmt.Errorf("GET %s: %w", path, err))
 	}
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
 		return fmt.Errorf("docker %s: GET %s: %s: %w", d.host, path, apiMessage(body), ErrNoContainer)
 	case resp.StatusCode != http.StatusOK:
-		return verify.Unavailable("docker "+d.host, fmt.Errorf("GET %s: %s: %s", path, resp.Status, apiMessage(body)))
+		return verdict.Unavailable("docker "+d.host, fmt.Errorf("GET %s: %s: %s", path, resp.Status, apiMessage(body)))
 	case len(body) > maxBody:
-		return verify.Unavailable("docker "+d.host, fmt.Errorf("GET %s: answer over %d bytes", path, maxBody))
+		return verdict.Unavailable("docker "+d.host, fmt.Errorf("GET %s: answer over %d bytes", path, maxBody))
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return verify.Unavailable("docker "+d.host, fmt.Errorf("GET %s: decoding: %w", path, err))
+		return verdict.Unavailable("docker "+d.host, fmt.Errorf("GET %s: decoding: %w", path, err))
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // ECS reads a container's image from the ECS task metadata endpoint v4
@@ -38,7 +38,7 @@ type ecsContainer struct {
 }
 
 // Observe asks the endpoint. An unreachable endpoint or an error status
-// is an *verify.UnavailableError; a container not in the task wraps
+// is an *verdict.UnavailableError; a container not in the task wraps
 // ErrNoContainer.
 func (e *ECS) Observe(ctx context.Context) (*Observation, error) {
 	var task struct {
@@ -100,21 +100,21 @@ func (e *ECS) get(ctx context.Context, u string, v any) error {
 	}
 	resp, err := e.Client.HTTPClient().Do(req)
 	if err != nil {
-		return verify.Unavailable("ecs metadata", err)
+		return verdict.Unavailable("ecs metadata", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return verify.Unavailable("ecs metadata", err)
+		return verdict.Unavailable("ecs metadata", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return verify.Unavailable("ecs metadata", fmt.Errorf("GET %s: %s", u, resp.Status))
+		return verdict.Unavailable("ecs metadata", fmt.Errorf("GET %s: %s", u, resp.Status))
 	}
 	if len(body) > maxBody {
-		return verify.Unavailable("ecs metadata", errors.New("answer too large"))
+		return verdict.Unavailable("ecs metadata", errors.New("answer too large"))
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return verify.Unavailable("ecs metadata", fmt.Errorf("GET %s: decoding: %w", u, err))
+		return verdict.Unavailable("ecs metadata", fmt.Errorf("GET %s: decoding: %w", u, err))
 	}
 	return nil
 }

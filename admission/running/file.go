@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // maxFile bounds a digest file.
@@ -23,19 +23,19 @@ type File struct {
 var _ Source = File{}
 
 // Observe reads the file. A file that cannot be read is an
-// *verify.UnavailableError.
+// *verdict.UnavailableError.
 func (f File) Observe(ctx context.Context) (*Observation, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	fh, err := os.Open(f.Path)
 	if err != nil {
-		return nil, verify.Unavailable("running-digest file "+f.Path, err)
+		return nil, verdict.Unavailable("running-digest file "+f.Path, err)
 	}
 	defer fh.Close()
 	b, err := io.ReadAll(io.LimitReader(fh, maxFile+1))
 	if err != nil {
-		return nil, verify.Unavailable("running-digest file "+f.Path, err)
+		return nil, verdict.Unavailable("running-digest file "+f.Path, err)
 	}
 	if len(b) > maxFile {
 		return nil, fmt.Errorf("running-digest file %s is over %d bytes", f.Path, maxFile)

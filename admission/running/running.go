@@ -12,7 +12,7 @@ import (
 )
 
 // Source reports what is running. Observe returns an
-// *verify.UnavailableError when the runtime cannot be reached or does not
+// *verdict.UnavailableError when the runtime cannot be reached or does not
 // answer usably, and another error (a container that does not exist or is
 // not running, an ambiguous choice) when it answers but cannot say.
 type Source interface {

@@ -12,7 +12,7 @@ import (
 	"github.com/lockstep-dev/lockstep/admission/running"
 	"github.com/lockstep-dev/lockstep/admission/running/runningtest"
 	"github.com/lockstep-dev/lockstep/internal/transport"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 var (
@@ -117,7 +117,7 @@ func TestDockerUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = src.Observe(context.Background())
-	if !verify.IsUnavailable(err) {
+	if !verdict.IsUnavailable(err) {
 		t.Fatalf("Observe on a missing socket = %v, want an UnavailableError", err)
 	}
 }
@@ -187,7 +187,7 @@ func TestECS(t *testing.T) {
 		t.Error("Parse(ecs) without ECS_CONTAINER_METADATA_URI_V4 succeeded")
 	}
 	src, _ := running.Parse("ecs:app", running.Options{ECSMetadataURI: "http://127.0.0.1:1/v4/x", Policy: fast})
-	if _, err := src.Observe(context.Background()); !verify.IsUnavailable(err) {
+	if _, err := src.Observe(context.Background()); !verdict.IsUnavailable(err) {
 		t.Errorf("Observe on a dead endpoint = %v, want an UnavailableError", err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // Step is one step of the demo.
@@ -206,7 +206,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case verify.IsMismatch(err), errors.As(err, &ge):
+	case verdict.IsMismatch(err), errors.As(err, &ge):
 		return 1
 	case errors.As(err, &ve):
 		return 2

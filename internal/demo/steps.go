@@ -19,7 +19,7 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/record"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/manifest/store"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 	"github.com/lockstep-dev/lockstep/verify/cdn"
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
@@ -229,7 +229,7 @@ func refuseV2OffCDN(ctx context.Context, e *Env) error {
 	if err == nil {
 		return errors.New("record --check-cdn wrote a release whose asset is not on the CDN")
 	}
-	if !verify.IsMismatch(err) {
+	if !verdict.IsMismatch(err) {
 		return fmt.Errorf("want a refusal, got: %w", err)
 	}
 	if _, serr := os.Stat(path); !errors.Is(serr, fs.ErrNotExist) {

@@ -86,7 +86,7 @@ type Options struct {
 // Errors: a *manifest.ValidationError for options that cannot make a valid
 // manifest (checked before any network call or hashing); an *assets.Error
 // for an asset that cannot be recorded; from pinning, what registry.Pin
-// returns (a *verify.UnavailableError when the registry cannot be asked),
+// returns (a *verdict.UnavailableError when the registry cannot be asked),
 // wrapped with the image's name; Embed's error, wrapped.
 func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 	log := opts.Logger

@@ -50,8 +50,8 @@ type Result struct {
 //
 // Errors: those of Manifest; from the CDN check, what cdn.Check returns
 // (a *manifest.ValidationError for an origin that is the CDN) and the
-// report's verdict (Report.Err: a *verify.MismatchError for a missing or
-// wrong asset, a *verify.UnavailableError for an unreachable one), with a
+// report's verdict (Report.Err: a *verdict.MismatchError for a missing or
+// wrong asset, a *verdict.UnavailableError for an unreachable one), with a
 // Result carrying the report; a *manifest.ValidationError for Sign without
 // Path; signing's and writing's errors.
 func Record(ctx context.Context, opts Options, out Output) (*Result, error) {

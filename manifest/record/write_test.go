@@ -13,7 +13,7 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 	"github.com/lockstep-dev/lockstep/verify/cdn"
 )
 
@@ -52,7 +52,7 @@ func TestRecordChecksTheCDN(t *testing.T) {
 	opts = recordOptions(t, dir, t.TempDir())
 	out = filepath.Join(t.TempDir(), "release.json")
 	res, err = Record(context.Background(), opts, Output{Path: out, CheckCDN: &cdn.Options{}})
-	if !verify.IsMismatch(err) || res == nil || res.CDN == nil || len(res.CDN.Failed()) != 2 {
+	if !verdict.IsMismatch(err) || res == nil || res.CDN == nil || len(res.CDN.Failed()) != 2 {
 		t.Fatalf("Record with the assets missing on the CDN = %+v, %v; want a mismatch with the report", res, err)
 	}
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
@@ -114,9 +114,9 @@ func TestRecordEmbeds(t *testing.T) {
 		t.Errorf("Embed saw %+v and the manifest carries %+v; want the pinned image and Embed's material", got, res.Manifest.Verification)
 	}
 	opts.Embed = func(context.Context, []manifest.Image) (*manifest.Verification, error) {
-		return nil, &verify.MismatchError{Subject: "image web", Reason: "unsigned"}
+		return nil, &verdict.MismatchError{Subject: "image web", Reason: "unsigned"}
 	}
-	if _, err := Record(context.Background(), opts, Output{}); !verify.IsMismatch(err) {
+	if _, err := Record(context.Background(), opts, Output{}); !verdict.IsMismatch(err) {
 		t.Errorf("Record with an unsigned image = %v, want Embed's mismatch", err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // maxSignature bounds a .sig file.
@@ -58,16 +58,16 @@ func loopback(host string) bool {
 
 // Fetch GETs the manifest (at most manifest.MaxSize bytes) and URL.sig. A
 // manifest that cannot be fetched (or answers other than 200) is an
-// *verify.UnavailableError, one that is not valid a
+// *verdict.UnavailableError, one that is not valid a
 // *manifest.ValidationError. A missing .sig (404) leaves Signature empty;
-// any other failure to read it is an *verify.UnavailableError.
+// any other failure to read it is an *verdict.UnavailableError.
 func (s *Source) Fetch(ctx context.Context) (*manifest.Signed, error) {
 	raw, found, err := s.get(ctx, s.url, manifest.MaxSize)
 	if err != nil {
 		return nil, err
 	}
 	if !found {
-		return nil, verify.Unavailable("manifest "+s.url, fmt.Errorf("GET %s: not found: %w", s.url, manifest.ErrNotFound))
+		return nil, verdict.Unavailable("manifest "+s.url, fmt.Errorf("GET %s: not found: %w", s.url, manifest.ErrNotFound))
 	}
 	signed, err := manifest.NewSigned(raw, s.url)
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *Source) get(ctx context.Context, u string, limit int64) (body []byte, f
 	}
 	resp, err := s.client.HTTPClient().Do(req)
 	if err != nil {
-		return nil, false, verify.Unavailable(dep, err)
+		return nil, false, verdict.Unavailable(dep, err)
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
@@ -100,17 +100,17 @@ func (s *Source) get(ctx context.Context, u string, limit int64) (body []byte, f
 	case http.StatusNotFound, http.StatusGone:
 		return nil, false, nil
 	default:
-		return nil, false, verify.Unavailable(dep, fmt.Errorf("GET %s: %s", u, resp.Status))
+		return nil, false, verdict.Unavailable(dep, fmt.Errorf("GET %s: %s", u, resp.Status))
 	}
 	body, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, false, verify.Unavailable(dep, fmt.Errorf("reading %s: %w", u, err))
+		return nil, false, verdict.Unavailable(dep, fmt.Errorf("reading %s: %w", u, err))
 	}
 	if int64(len(body)) > limit {
 		if u == s.url {
 			return nil, false, &manifest.ValidationError{Reason: fmt.Sprintf("%s is over the %d byte limit", u, limit)}
 		}
-		return nil, false, verify.Unavailable(dep, errors.New(u+" is over the size limit"))
+		return nil, false, verdict.Unavailable(dep, errors.New(u+" is over the size limit"))
 	}
 	return body, true, nil
 }

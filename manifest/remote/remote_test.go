@@ -12,7 +12,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/remote"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 func doc(t *testing.T) []byte {
@@ -69,12 +69,12 @@ func TestFetch(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"/error.json", "/missing.json"} {
-		if _, err := fetch(p); !verify.IsUnavailable(err) {
+		if _, err := fetch(p); !verdict.IsUnavailable(err) {
 			t.Errorf("Fetch(%s) = %v, want an UnavailableError", p, err)
 		}
 	}
 	dead, _ := remote.New("http://127.0.0.1:1/m.json", client)
-	if _, err := dead.Fetch(context.Background()); !verify.IsUnavailable(err) {
+	if _, err := dead.Fetch(context.Background()); !verdict.IsUnavailable(err) {
 		t.Errorf("Fetch(closed port) = %v, want an UnavailableError", err)
 	}
 }

@@ -14,8 +14,8 @@
 // RSA), and KMS URIs for the providers compiled in.
 //
 // Every verification failure is an *Error (a refusal: exit 1), which also
-// matches *verify.MismatchError under errors.As; an unsigned manifest is an
+// matches *verdict.MismatchError under errors.As; an unsigned manifest is an
 // *Error that wraps ErrUnsigned. A signature or bundle that does not parse
 // is a refusal, never a success. Errors reaching a KMS or fetching a
-// trusted root are *verify.UnavailableError (exit 3).
+// trusted root are *verdict.UnavailableError (exit 3).
 package signature

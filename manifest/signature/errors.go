@@ -3,7 +3,7 @@ package signature
 import (
 	"errors"
 
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // ErrUnsigned is wrapped by the *Error for a manifest (or image) that has
@@ -13,7 +13,7 @@ var ErrUnsigned = errors.New("unsigned")
 // Error is a verification failure: the signature is missing, does not
 // parse, does not verify, or was made by someone the trust settings do not
 // name. It is a refusal (exit 1), never a transport failure; errors.As
-// also finds it as a *verify.MismatchError.
+// also finds it as a *verdict.MismatchError.
 type Error struct {
 	// Subject names what was verified, e.g. "manifest store-web@7" or
 	// "image web sha256:…".
@@ -45,11 +45,11 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // As lets errors.As find a verification failure as a
-// *verify.MismatchError, the type the exit-code mapping and the admission
+// *verdict.MismatchError, the type the exit-code mapping and the admission
 // engine know as a refusal.
 func (e *Error) As(target any) bool {
-	if t, ok := target.(**verify.MismatchError); ok {
-		*t = &verify.MismatchError{Subject: e.Subject, Reason: e.Reason, Got: e.Got, Want: e.Want}
+	if t, ok := target.(**verdict.MismatchError); ok {
+		*t = &verdict.MismatchError{Subject: e.Subject, Reason: e.Reason, Got: e.Got, Want: e.Want}
 		return true
 	}
 	return false

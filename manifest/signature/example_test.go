@@ -13,7 +13,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // Sign a manifest's bytes with a key, then verify them, and see a changed
@@ -36,7 +36,7 @@ func Example() {
 
 	s.Raw = append(s.Raw, '\n')
 	err = v.Verify(ctx, s)
-	fmt.Println("changed manifest refused:", verify.IsMismatch(err))
+	fmt.Println("changed manifest refused:", verdict.IsMismatch(err))
 	// Output:
 	// verified: true
 	// changed manifest refused: true

@@ -10,7 +10,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/internal/sigtest"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // FuzzVerify: whatever bytes stand in MANIFEST.sig or the bundle, Verify
@@ -36,7 +36,7 @@ func FuzzVerify(f *testing.F) {
 		err := v.Verify(ctx, signed(t, raw, sig, bundle))
 		if err != nil {
 			var se *signature.Error
-			if !errors.As(err, &se) || !verify.IsMismatch(err) {
+			if !errors.As(err, &se) || !verdict.IsMismatch(err) {
 				t.Fatalf("Verify = %T %v, want a *signature.Error", err, err)
 			}
 			return

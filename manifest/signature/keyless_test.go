@@ -8,7 +8,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/internal/sigtest"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 const (
@@ -68,7 +68,7 @@ func TestKeyless(t *testing.T) {
 			t.Errorf("%s: Verify = %v, want nil", tc.name, err)
 		case tc.want != "" && err == nil:
 			t.Errorf("%s: Verify = nil, want a refusal", tc.name)
-		case tc.want != "" && (!strings.Contains(err.Error(), tc.want) || !verify.IsMismatch(err)):
+		case tc.want != "" && (!strings.Contains(err.Error(), tc.want) || !verdict.IsMismatch(err)):
 			t.Errorf("%s: Verify = %v, want a mismatch saying %q", tc.name, err, tc.want)
 		}
 	}

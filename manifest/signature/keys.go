@@ -17,7 +17,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature/kms"
 
 	"github.com/lockstep-dev/lockstep/internal/regfile"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // PassFunc returns the password of an encrypted key; the bool says
@@ -70,7 +70,7 @@ func (e *KeyError) Unwrap() error { return e.Err }
 // URI. ECDSA and RSA sign SHA-256 digests; Ed25519 signs the message
 // (pure Ed25519, what `cosign verify-blob --key` checks). A key that cannot
 // be loaded is a *KeyError; a KMS that cannot be reached an
-// *verify.UnavailableError.
+// *verdict.UnavailableError.
 func LoadSigner(ctx context.Context, ref string, pass PassFunc) (sigsig.SignerVerifier, error) {
 	k, raw, err := readKey(ctx, ref)
 	if err != nil || k != nil {
@@ -132,7 +132,7 @@ func signerFromPEM(raw []byte, pass PassFunc) (sigsig.SignerVerifier, error) {
 
 // LoadVerifier loads the public key ref names: a PEM public key
 // (cosign.pub) or a KMS URI. A key that cannot be loaded is a *KeyError; a
-// KMS that cannot be reached an *verify.UnavailableError.
+// KMS that cannot be reached an *verdict.UnavailableError.
 func LoadVerifier(ctx context.Context, ref string) (sigsig.Verifier, error) {
 	k, raw, err := readKey(ctx, ref)
 	if err != nil || k != nil {
@@ -159,7 +159,7 @@ func kmsError(ref string, err error) error {
 	if errors.As(err, &pnf) {
 		return &KeyError{Ref: ref, Err: fmt.Errorf("this lockstep binary has no KMS provider for %s", ref)}
 	}
-	return verify.Unavailable("KMS "+ref, err)
+	return verdict.Unavailable("KMS "+ref, err)
 }
 
 // Fingerprint returns "SHA256:" and the hex SHA-256 of the public key's

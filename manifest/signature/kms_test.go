@@ -25,7 +25,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/internal/sigtest"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // fakeKMS speaks the AWS KMS JSON protocol (TrentService GetPublicKey,
@@ -121,7 +121,7 @@ func TestAWSKMS(t *testing.T) {
 	if err := keyVerifier(t, pv).Verify(ctx, signed(t, raw, sig.Base64, nil)); err != nil {
 		t.Errorf("Verify(KMS signature) with the PEM public key = %v", err)
 	}
-	if err := keyVerifier(t, sigtest.Key(t)).Verify(ctx, signed(t, raw, sig.Base64, nil)); !verify.IsMismatch(err) {
+	if err := keyVerifier(t, sigtest.Key(t)).Verify(ctx, signed(t, raw, sig.Base64, nil)); !verdict.IsMismatch(err) {
 		t.Errorf("Verify(KMS signature) with another key = %v, want a refusal", err)
 	}
 
@@ -129,8 +129,8 @@ func TestAWSKMS(t *testing.T) {
 	srv.Close()
 	down := "awskms://" + strings.TrimPrefix(srv.URL, "https://") + "/alias/other"
 	_, err = signature.Sign(ctx, mustLoad(t, down), raw, signature.SignOptions{})
-	if !verify.IsUnavailable(err) {
-		t.Errorf("Sign with an unreachable KMS = %v, want an *verify.UnavailableError", err)
+	if !verdict.IsUnavailable(err) {
+		t.Errorf("Sign with an unreachable KMS = %v, want an *verdict.UnavailableError", err)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature/options"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // Signature is what signing a manifest produces.
@@ -41,11 +41,11 @@ type SignOptions struct {
 }
 
 // Sign signs raw, the manifest file's exact bytes, with sv. A signer that
-// fails (a KMS that cannot be reached) is an *verify.UnavailableError.
+// fails (a KMS that cannot be reached) is an *verdict.UnavailableError.
 func Sign(ctx context.Context, sv sigsig.SignerVerifier, raw []byte, opt SignOptions) (*Signature, error) {
 	sig, err := sv.SignMessage(bytes.NewReader(raw), options.WithContext(ctx))
 	if err != nil {
-		return nil, verify.Unavailable("signer", fmt.Errorf("signing: %w", err))
+		return nil, verdict.Unavailable("signer", fmt.Errorf("signing: %w", err))
 	}
 	out := &Signature{Base64: []byte(base64.StdEncoding.EncodeToString(sig))}
 	if opt.Bundle || opt.Certificate != nil {

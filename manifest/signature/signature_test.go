@@ -25,7 +25,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/sigtest"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 func testManifest(t testing.TB) []byte {
@@ -105,7 +105,7 @@ func flip(b []byte, i int) []byte {
 }
 
 // TestRefusals: every way a signature can be wrong is an *Error that
-// errors.As also finds as a *verify.MismatchError (exit 1), with a
+// errors.As also finds as a *verdict.MismatchError (exit 1), with a
 // message that says what is wrong.
 func TestRefusals(t *testing.T) {
 	ctx := context.Background()
@@ -159,7 +159,7 @@ func TestRefusals(t *testing.T) {
 		}
 		err := v.Verify(ctx, s)
 		var se *signature.Error
-		var me *verify.MismatchError
+		var me *verdict.MismatchError
 		switch {
 		case err == nil:
 			t.Errorf("%s: Verify = nil, want a refusal", tc.name)
@@ -167,7 +167,7 @@ func TestRefusals(t *testing.T) {
 		case !errors.As(err, &se):
 			t.Errorf("%s: Verify = %T %v, want a *signature.Error", tc.name, err, err)
 		case !errors.As(err, &me):
-			t.Errorf("%s: %v is not found as a *verify.MismatchError", tc.name, err)
+			t.Errorf("%s: %v is not found as a *verdict.MismatchError", tc.name, err)
 		case !strings.Contains(err.Error(), tc.want):
 			t.Errorf("%s: Verify = %q, want it to say %q", tc.name, err, tc.want)
 		case signature.IsUnsigned(err) != tc.unsigned:
@@ -318,7 +318,7 @@ func TestAllowUnsigned(t *testing.T) {
 	if err := v.Verify(ctx, signed(t, raw, good.Base64, nil)); err != nil {
 		t.Errorf("AllowUnsigned(key).Verify(signed) = %v, want nil", err)
 	}
-	if err := v.Verify(ctx, signed(t, raw, byOther.Base64, nil)); !verify.IsMismatch(err) {
+	if err := v.Verify(ctx, signed(t, raw, byOther.Base64, nil)); !verdict.IsMismatch(err) {
 		t.Errorf("AllowUnsigned(key).Verify(another key's signature) = %v, want a refusal", err)
 	}
 	if err := signature.AllowUnsigned(nil).Verify(ctx, signed(t, raw, byOther.Base64, nil)); err != nil {

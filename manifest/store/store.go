@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // DefaultChannel is the channel commands use unless told.
@@ -231,7 +231,7 @@ type ChannelSource struct {
 var _ manifest.Source = ChannelSource{}
 
 // Fetch reads the channel's pointer and the manifest it names. A store
-// that cannot be reached is a *verify.UnavailableError; a channel that
+// that cannot be reached is a *verdict.UnavailableError; a channel that
 // does not exist wraps manifest.ErrNotFound; a damaged pointer or manifest
 // is a *manifest.CorruptError.
 func (c ChannelSource) Fetch(ctx context.Context) (*manifest.Signed, error) {
@@ -246,7 +246,7 @@ func (c ChannelSource) Fetch(ctx context.Context) (*manifest.Signed, error) {
 		if errors.Is(err, manifest.ErrNotFound) || errors.As(err, &ce) || errors.As(err, &ve) || ctx.Err() != nil {
 			return nil, fmt.Errorf("reading %s channel %s of %s: %w", c.Release, channel, c.name(), err)
 		}
-		return nil, verify.Unavailable("manifest store "+c.name(), err)
+		return nil, verdict.Unavailable("manifest store "+c.name(), err)
 	}
 	return s, nil
 }
@@ -272,7 +272,7 @@ func logger(l *slog.Logger) *slog.Logger {
 // Current returns the manifest a channel names, with its signature and
 // bundle, once v has verified it (`lockstep manifest get`). Fetch's errors
 // are ChannelSource's; a manifest v refuses is v's error (a
-// *verify.MismatchError for a signature that does not verify), and no
+// *verdict.MismatchError for a signature that does not verify), and no
 // manifest is returned with it.
 func Current(ctx context.Context, st manifest.Store, release, channel string, v manifest.Verifier) (*manifest.Signed, error) {
 	s, err := ChannelSource{Store: st, Release: release, Channel: channel}.Fetch(ctx)

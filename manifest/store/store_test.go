@@ -12,7 +12,7 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
 	"github.com/lockstep-dev/lockstep/manifest/store"
 	"github.com/lockstep-dev/lockstep/manifest/storetest"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 func newStore(t *testing.T) *filestore.Store {
@@ -285,10 +285,10 @@ func TestChannelSource(t *testing.T) {
 	if err != nil || got.Digest != ms[1].Digest {
 		t.Fatalf("Fetch = %v, %v; want generation 2", got, err)
 	}
-	if _, err := (store.ChannelSource{Store: st, Release: "web", Channel: "canary"}).Fetch(ctx); !errors.Is(err, manifest.ErrNotFound) || verify.IsUnavailable(err) {
+	if _, err := (store.ChannelSource{Store: st, Release: "web", Channel: "canary"}).Fetch(ctx); !errors.Is(err, manifest.ErrNotFound) || verdict.IsUnavailable(err) {
 		t.Errorf("Fetch(missing channel) = %v, want ErrNotFound", err)
 	}
-	if _, err := (store.ChannelSource{Store: down{st}, Release: "web", Name: "s3://b"}).Fetch(ctx); !verify.IsUnavailable(err) {
+	if _, err := (store.ChannelSource{Store: down{st}, Release: "web", Name: "s3://b"}).Fetch(ctx); !verdict.IsUnavailable(err) {
 		t.Errorf("Fetch(unreachable) = %v, want UnavailableError", err)
 	}
 }

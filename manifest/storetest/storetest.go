@@ -231,9 +231,19 @@ func testGenerationRule(t *testing.T, st manifest.Store) {
 	if got.Generation != 3 || got.Digest != g3.Digest {
 		t.Errorf("after refusals the channel names generation %d %s, want 3 %s", got.Generation, got.Digest, g3.Digest)
 	}
-	// Channels are independent; a new channel takes any generation.
-	if p := mustPublish(t, st, g1, "staging"); p.Generation != 1 {
-		t.Errorf("new channel staging = generation %d, want 1", p.Generation)
+	// Publish refuses a new channel below the release's floor (gc may
+	// already have taken what lies below it)...
+	var ge *manifest.GenerationError
+	if _, err := store.Publish(ctx, st, g1, "staging", "storetest"); !errors.As(err, &ge) || ge.Floor != "production" {
+		t.Errorf("Publish(generation 1) to a new channel below production's 3 = %v, want a *GenerationError naming the floor", err)
+	}
+	if _, err := st.Channel(ctx, "web", "staging"); !errors.Is(err, manifest.ErrNotFound) {
+		t.Errorf("a refused new channel exists: %v", err)
+	}
+	// ...but the store itself keeps channels independent: Move starts a
+	// new channel at any generation.
+	if p, err := st.Move(ctx, "staging", g1, "storetest"); err != nil || p.Generation != 1 {
+		t.Errorf("Move(generation 1) to new channel staging = %+v, %v; want generation 1", p, err)
 	}
 	if n, err := store.NextGeneration(ctx, st, "web", "staging"); err != nil || n != 4 {
 		t.Errorf("NextGeneration = %d, %v; want 4 (the highest channel + 1)", n, err)

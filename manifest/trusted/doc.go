@@ -26,7 +26,7 @@
 //	... every other check ...
 //	err = st.Accept(ctx, m)         // only when admitted
 //
-// With MaxAge > 0, a store that cannot be reached (a *verify.UnavailableError
+// With MaxAge > 0, a store that cannot be reached (a *verdict.UnavailableError
 // from Upstream) makes Source fall back to the cached copy, if Accept
 // stored it (or confirmed it, accepting the same manifest from the store)
 // at most MaxAge ago; accepting the cached copy itself confirms nothing.

@@ -17,7 +17,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/flock"
 	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // DefaultDir is where the state lives unless told (--state-dir).
@@ -34,7 +34,7 @@ const (
 
 // RefusalError refuses a manifest: a rollback below an accepted generation,
 // an expired manifest, or one of another release. It wraps a
-// *manifest.GenerationError (rollback), a *verify.MismatchError (expiry) or
+// *manifest.GenerationError (rollback), a *verdict.MismatchError (expiry) or
 // a *manifest.WrongReleaseError (another release), so that the CLI exits 1. Consumers map Kind to their
 // own finding kinds (admission does).
 type RefusalError struct {
@@ -156,7 +156,7 @@ func (s *State) Check(ctx context.Context, m *manifest.Signed) error {
 	}
 	release := m.Manifest.Release.Name
 	if m.Manifest.Expired(s.now()) {
-		return &RefusalError{Kind: KindExpired, Release: release, Err: &verify.MismatchError{
+		return &RefusalError{Kind: KindExpired, Release: release, Err: &verdict.MismatchError{
 			Subject: "manifest " + m.Manifest.ID(), Reason: "expired",
 			Got: m.Manifest.Release.ExpiresAt.UTC().Format(time.RFC3339), Want: "an expiry after " + s.now().UTC().Format(time.RFC3339),
 		}}
@@ -302,12 +302,12 @@ var _ manifest.Source = (*Source)(nil)
 // CachedAt set to when it was last accepted from the store, and Location
 // naming the cache). A manifest of another release than Release is a
 // *RefusalError (KindWrongRelease) wrapping a *manifest.WrongReleaseError. When there is nothing usable it returns
-// Upstream's error (a *verify.UnavailableError when unreachable, also when
+// Upstream's error (a *verdict.UnavailableError when unreachable, also when
 // the cache is older than MaxAge).
 func (s *Source) Fetch(ctx context.Context) (*manifest.Signed, error) {
 	m, err := s.Upstream.Fetch(ctx)
 	if err != nil {
-		if !verify.IsUnavailable(err) || s.MaxAge <= 0 || s.Release == "" {
+		if !verdict.IsUnavailable(err) || s.MaxAge <= 0 || s.Release == "" {
 			return nil, err
 		}
 		cached, at, ok, cerr := s.State.Cached(s.Release)

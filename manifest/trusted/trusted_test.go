@@ -14,7 +14,7 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/store"
 	"github.com/lockstep-dev/lockstep/manifest/storetest"
 	"github.com/lockstep-dev/lockstep/manifest/trusted"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // clock is a settable time for the state.
@@ -91,7 +91,7 @@ func TestExpired(t *testing.T) {
 	exp := c.t.Add(-time.Second)
 	m.Manifest.Release.ExpiresAt = &exp
 	re := wantRefusal(t, st.Check(ctx, m), trusted.KindExpired)
-	if !verify.IsMismatch(re) {
+	if !verdict.IsMismatch(re) {
 		t.Errorf("expiry refusal %v does not wrap a MismatchError (exit 1)", re)
 	}
 	if err := st.Accept(ctx, m); err == nil {
@@ -124,10 +124,10 @@ func TestSourceMaxAge(t *testing.T) {
 	if err := st.Accept(ctx, got); err != nil {
 		t.Fatal(err)
 	}
-	down := verify.Unavailable("manifest store s3://x", errors.New("connection refused"))
+	down := verdict.Unavailable("manifest store s3://x", errors.New("connection refused"))
 	up.m, up.err = nil, down
 	// By default an unreachable store is a refusal.
-	if _, err := src.Fetch(context.Background()); !verify.IsUnavailable(err) {
+	if _, err := src.Fetch(context.Background()); !verdict.IsUnavailable(err) {
 		t.Fatalf("Fetch(store down, no --max-age) = %v, want UnavailableError", err)
 	}
 	src.MaxAge = time.Hour
@@ -148,13 +148,13 @@ func TestSourceMaxAge(t *testing.T) {
 		t.Errorf("accepting the cached copy moved acceptedAt to %s, want it left at %s", rec.AcceptedAt, accepted)
 	}
 	c.t = c.t.Add(2 * time.Minute)
-	if _, err := src.Fetch(context.Background()); !verify.IsUnavailable(err) {
+	if _, err := src.Fetch(context.Background()); !verdict.IsUnavailable(err) {
 		t.Fatalf("Fetch(store down, cache 61m old) = %v, want UnavailableError", err)
 	}
 	// Another error than unavailability never falls back.
 	up.err = &manifest.CorruptError{Location: "web/channels/production.json", Reason: "truncated"}
 	c.t = c.t.Add(-30 * time.Minute)
-	if _, err := src.Fetch(context.Background()); err == nil || verify.IsUnavailable(err) {
+	if _, err := src.Fetch(context.Background()); err == nil || verdict.IsUnavailable(err) {
 		t.Fatalf("Fetch(corrupt store) = %v, want the corrupt error", err)
 	}
 }

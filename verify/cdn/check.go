@@ -34,7 +34,7 @@ type Options struct {
 	Full bool
 	// RequireContent refuses to call an asset verified on its size alone:
 	// with no checksum header (and no Full), its check is StatusSizeOnly
-	// and Report.Err is an *verify.UnavailableError (exit 3).
+	// and Report.Err is an *verdict.UnavailableError (exit 3).
 	RequireContent bool
 	// Paths, if set, are checked always; Sample more are drawn at random
 	// from the rest. With Sample alone, Sample files are drawn; with

@@ -15,7 +15,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 const body = "console.log('lockstep');\n"
@@ -215,7 +215,7 @@ func TestCheckFaults(t *testing.T) {
 		if s.Checked != len(cases) || s.Requests < int64(len(cases)) || s.Retries < 3 {
 			t.Errorf("full=%v summary %+v", full, s)
 		}
-		if err := rep.Err(); !verify.IsMismatch(err) {
+		if err := rep.Err(); !verdict.IsMismatch(err) {
 			t.Errorf("full=%v Err() = %v, want a mismatch", full, err)
 		}
 	}
@@ -271,9 +271,9 @@ func TestErr(t *testing.T) {
 		err := res(tc.statuses...).Err()
 		got := "nil"
 		switch {
-		case verify.IsMismatch(err):
+		case verdict.IsMismatch(err):
 			got = "mismatch"
-		case verify.IsUnavailable(err):
+		case verdict.IsUnavailable(err):
 			got = "unavailable"
 		case err != nil:
 			got = err.Error()

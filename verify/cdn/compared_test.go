@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/internal/testenv"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // TestCompared checks on a real nginx what each check compared: nginx
@@ -60,11 +60,11 @@ func TestCompared(t *testing.T) {
 			if rep.Summary.SizeOnly != tc.sizeOnly {
 				t.Errorf("summary: %d by size only, want %d (%+v)", rep.Summary.SizeOnly, tc.sizeOnly, rep.Summary)
 			}
-			var ue *verify.UnavailableError
+			var ue *verdict.UnavailableError
 			if got := errors.As(rep.Err(), &ue); got != tc.unavailable {
 				t.Errorf("Err() = %v; want unavailable %v", rep.Err(), tc.unavailable)
 			}
-			if verify.IsMismatch(rep.Err()) {
+			if verdict.IsMismatch(rep.Err()) {
 				t.Errorf("size only is reported as a mismatch: %v", rep.Err())
 			}
 			var b bytes.Buffer

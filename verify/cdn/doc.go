@@ -18,9 +18,9 @@
 // CDN itself, by scheme, host and port or by resolved address and port, is
 // refused before any request with an *OriginError, an input error.
 //
-// [Report.Err] turns a report into the verdict: a *verify.MismatchError
+// [Report.Err] turns a report into the verdict: a *verdict.MismatchError
 // (exit 1) for any missing, wrong, looping or TLS-failing asset, an
-// *verify.UnavailableError (exit 3) when any asset could not be checked.
+// *verdict.UnavailableError (exit 3) when any asset could not be checked.
 // [Report.Write] renders text, JSON, Markdown (a GitHub job summary) or
 // SARIF 2.1.0.
 package cdn

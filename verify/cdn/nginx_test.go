@@ -11,7 +11,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/internal/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // assetTree writes n generated files under a fresh directory and returns
@@ -112,7 +112,7 @@ func TestNginx(t *testing.T) {
 					t.Errorf("%s: %s (%d %q via %s), want %s", r.Path, r.Status, r.HTTPStatus, r.Reason, r.Method, want)
 				}
 			}
-			if !verify.IsMismatch(rep.Err()) || rep.Summary.Checked != 40 || rep.Summary.OK != 40-bad {
+			if !verdict.IsMismatch(rep.Err()) || rep.Summary.Checked != 40 || rep.Summary.OK != 40-bad {
 				t.Errorf("Err() = %v, summary %+v", rep.Err(), rep.Summary)
 			}
 			if tc.base == forbids {

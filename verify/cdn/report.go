@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // Status classifies one asset's check. The values are stable in JSON.
@@ -194,8 +194,8 @@ func (r *Report) Failed() []Result {
 	return out
 }
 
-// Err returns a *verify.MismatchError for the first missing, wrong, looping
-// or TLS-failing asset (exit 1); otherwise an *verify.UnavailableError if
+// Err returns a *verdict.MismatchError for the first missing, wrong, looping
+// or TLS-failing asset (exit 1); otherwise an *verdict.UnavailableError if
 // any asset was compared by size alone under RequireContent, or if any
 // asset was unreachable (exit 3: an asset that could not be checked is
 // not verified); otherwise nil. Expiring certificates are warnings, not
@@ -216,12 +216,12 @@ func (r *Report) Err() error {
 		if bad > 1 {
 			reason += fmt.Sprintf(" (and %d more failing)", bad-1)
 		}
-		return &verify.MismatchError{Subject: "asset " + first.Path, Reason: reason, Got: first.Reason, Want: "the recorded bytes"}
+		return &verdict.MismatchError{Subject: "asset " + first.Path, Reason: reason, Got: first.Reason, Want: "the recorded bytes"}
 	}
 	if r.RequireContent && r.Summary.SizeOnly > 0 {
 		for _, res := range r.Results {
 			if res.Status == StatusSizeOnly {
-				return &verify.UnavailableError{Dependency: "CDN", Err: fmt.Errorf(
+				return &verdict.UnavailableError{Dependency: "CDN", Err: fmt.Errorf(
 					"%d of %d checks compared the size only (%s states no checksum header); --full hashes the bytes",
 					r.Summary.SizeOnly, r.Summary.Checked, res.URL)}
 			}
@@ -233,7 +233,7 @@ func (r *Report) Err() error {
 			if n := r.Summary.Unreachable; n > 1 {
 				msg += fmt.Sprintf(" (and %d more unreachable)", n-1)
 			}
-			return &verify.UnavailableError{Dependency: "CDN", Err: errors.New(msg)}
+			return &verdict.UnavailableError{Dependency: "CDN", Err: errors.New(msg)}
 		}
 	}
 	return nil

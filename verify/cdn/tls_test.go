@@ -11,7 +11,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/internal/tlstest"
 	"github.com/lockstep-dev/lockstep/internal/transport"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 func tlsCDN(t *testing.T, cert tls.Certificate) *httptest.Server {
@@ -61,7 +61,7 @@ func TestTLS(t *testing.T) {
 		if tc.asset == StatusTLS && c.Stats().Retries != 0 {
 			t.Errorf("%s: a TLS failure was retried %d times", tc.srv.URL, c.Stats().Retries)
 		}
-		if got := verify.IsMismatch(rep.Err()); got != (tc.err == "mismatch") {
+		if got := verdict.IsMismatch(rep.Err()); got != (tc.err == "mismatch") {
 			t.Errorf("%s: Err() = %v, want a mismatch: %v", tc.srv.URL, rep.Err(), tc.err == "mismatch")
 		}
 		if tc.endpoint == TLSExpiring && rep.Summary.TLSExpiring != 1 {

@@ -41,7 +41,7 @@ type Options struct {
 	MaxBody int64
 	// MaxUnreachable is the fraction of instances that may be unreachable
 	// (or give no usable status) before Check cannot say (more than this
-	// fraction: *verify.UnavailableError). 0 tolerates none; the CLI's
+	// fraction: *verdict.UnavailableError). 0 tolerates none; the CLI's
 	// default is DefaultMaxUnreachable, which makes any unreachable instance
 	// too many in a fleet of fewer than ten.
 	MaxUnreachable float64
@@ -79,8 +79,8 @@ func (o *Options) defaults() {
 // Check fetches every target's status, compares it with m and returns the
 // report. The error is nil when every reachable instance runs the release
 // exactly and no more than MaxUnreachable of them were unreachable; a
-// *verify.MismatchError when any diverges (whatever the unreachable count:
-// a known divergence is a fact); a *verify.UnavailableError when too many
+// *verdict.MismatchError when any diverges (whatever the unreachable count:
+// a known divergence is a fact); a *verdict.UnavailableError when too many
 // were unreachable, or there were no targets. The report is returned with
 // either error.
 func Check(ctx context.Context, m *manifest.Signed, targets []Target, o Options) (*Report, error) {

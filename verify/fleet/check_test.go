@@ -17,7 +17,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/fleettest"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 type instanceSpec = agenttest.Instance
@@ -63,7 +63,7 @@ func TestCheckNamesTheRepushedInstance(t *testing.T) {
 	urls = append(urls, startAgent(t, agenttest.Repushed("i-05"), agent.ServeOptions{}))
 
 	r, err := Check(context.Background(), fleettest.Signed(t, 7), targetsOf(urls...), Options{})
-	if !verify.IsMismatch(err) {
+	if !verdict.IsMismatch(err) {
 		t.Fatalf("Check = %v, want a mismatch", err)
 	}
 	if s := r.Summary; s.Instances != 5 || s.Match != 4 || s.Divergent != 1 || s.Unreachable != 0 || s.Result != ResultDivergent {
@@ -190,7 +190,7 @@ func TestCheckUnusableInstances(t *testing.T) {
 	// Short backoff, so that the closed port's retries end before its timeout.
 	client := transport.New(transport.Policy{Timeout: 300 * time.Millisecond, BaseDelay: 5 * time.Millisecond, MaxDelay: 20 * time.Millisecond})
 	r, err := Check(context.Background(), fleettest.Signed(t, 7), ts, Options{Client: client, Timeout: 300 * time.Millisecond, MaxBody: 32 << 10, MaxUnreachable: 0.1})
-	if !verify.IsUnavailable(err) {
+	if !verdict.IsUnavailable(err) {
 		t.Errorf("Check = %v, want unavailable (9 of 10 unreachable)", err)
 	}
 	for u, kind := range want {
@@ -214,7 +214,7 @@ func TestCheckDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	r, err := Check(ctx, fleettest.Signed(t, 7), ts, Options{Concurrency: 2, Timeout: time.Minute})
-	if !verify.IsUnavailable(err) || r.Summary.Unreachable != 8 {
+	if !verdict.IsUnavailable(err) || r.Summary.Unreachable != 8 {
 		t.Fatalf("Check past its deadline = %v, %+v", err, r.Summary)
 	}
 	for _, in := range r.Unreachable {
@@ -259,8 +259,8 @@ func TestThreshold(t *testing.T) {
 		if r.Summary.Result != tt.want {
 			t.Errorf("%d of %d unreachable, %d divergent, max %g: %s, want %s", tt.unreachable, tt.n, tt.divergent, tt.fraction, r.Summary.Result, tt.want)
 		}
-		var me *verify.MismatchError
-		var ue *verify.UnavailableError
+		var me *verdict.MismatchError
+		var ue *verdict.UnavailableError
 		switch tt.want {
 		case ResultMatch:
 			if err != nil {

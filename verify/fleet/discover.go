@@ -18,7 +18,7 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // DefaultAgentPort is the port of a discovered instance's agent.
@@ -109,7 +109,7 @@ func NeedsAWS(specs []string) (autoScaling, ec2, elbv2 bool) {
 //     /v1/status).
 //
 // A malformed spec, an unknown group or target group, or an unreadable file
-// is a *SpecError; an AWS call that fails is a *verify.UnavailableError.
+// is a *SpecError; an AWS call that fails is a *verdict.UnavailableError.
 func Discover(ctx context.Context, specs []string, o DiscoverOptions) ([]Target, error) {
 	if o.AgentPort == 0 {
 		o.AgentPort = DefaultAgentPort
@@ -206,7 +206,7 @@ func (o DiscoverOptions) group(ctx context.Context, spec, name string) ([]Target
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, verify.Unavailable("autoscaling", fmt.Errorf("describing group %s: %w", name, err))
+			return nil, verdict.Unavailable("autoscaling", fmt.Errorf("describing group %s: %w", name, err))
 		}
 		for _, g := range page.AutoScalingGroups {
 			if g.AutoScalingGroupName == nil || *g.AutoScalingGroupName != name {
@@ -264,7 +264,7 @@ func describe(ctx context.Context, c EC2API, in *ec2.DescribeInstancesInput, eac
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return verify.Unavailable("ec2", fmt.Errorf("describing instances: %w", err))
+			return verdict.Unavailable("ec2", fmt.Errorf("describing instances: %w", err))
 		}
 		for _, r := range page.Reservations {
 			for _, inst := range r.Instances {
@@ -307,7 +307,7 @@ func (o DiscoverOptions) targetGroup(ctx context.Context, spec, arn string) ([]T
 		if errors.As(err, &nf) {
 			return nil, &SpecError{Spec: spec, Reason: "no such target group", Err: err}
 		}
-		return nil, verify.Unavailable("elbv2", fmt.Errorf("describing target group %s: %w", arn, err))
+		return nil, verdict.Unavailable("elbv2", fmt.Errorf("describing target group %s: %w", arn, err))
 	}
 	var out []Target
 	var ids []string

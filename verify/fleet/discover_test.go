@@ -16,7 +16,7 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 
 	"github.com/lockstep-dev/lockstep/internal/awsfake"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // sdkClients points the real SDK clients at an AWS protocol fake.
@@ -115,7 +115,7 @@ func TestDiscoverErrors(t *testing.T) {
 	down.Close()
 	creds := credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "SECRET", "")
 	o = DiscoverOptions{AutoScaling: autoscaling.New(autoscaling.Options{Region: "us-east-1", BaseEndpoint: aws.String(down.URL), Credentials: creds, RetryMaxAttempts: 1})}
-	if _, err := Discover(context.Background(), []string{"asg:web"}, o); !verify.IsUnavailable(err) {
+	if _, err := Discover(context.Background(), []string{"asg:web"}, o); !verdict.IsUnavailable(err) {
 		t.Errorf("Discover(asg:web) with Auto Scaling down = %v, want an *UnavailableError", err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // The identity of the report document.
@@ -290,16 +290,16 @@ func (r *Report) err() error {
 		if len(r.Divergent) > 3 {
 			names = append(names, "…")
 		}
-		return &verify.MismatchError{
+		return &verdict.MismatchError{
 			Subject: "fleet",
 			Got:     fmt.Sprintf("%d of %d instances divergent (%s)", s.Divergent, s.Instances, strings.Join(names, ", ")),
 			Want:    "every instance on " + r.Manifest.Release + "@" + fmt.Sprint(r.Manifest.Generation),
 		}
 	case ResultUnverified:
 		if s.Instances == 0 {
-			return &verify.UnavailableError{Dependency: "fleet", Err: fmt.Errorf("no instances to check")}
+			return &verdict.UnavailableError{Dependency: "fleet", Err: fmt.Errorf("no instances to check")}
 		}
-		return &verify.UnavailableError{Dependency: "fleet", Err: fmt.Errorf("%d of %d instances unreachable, more than the %d (%g) allowed", s.Unreachable, s.Instances, s.UnreachableAllowed, s.MaxUnreachable)}
+		return &verdict.UnavailableError{Dependency: "fleet", Err: fmt.Errorf("%d of %d instances unreachable, more than the %d (%g) allowed", s.Unreachable, s.Instances, s.UnreachableAllowed, s.MaxUnreachable)}
 	}
 	return nil
 }

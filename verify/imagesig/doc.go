@@ -16,5 +16,5 @@
 // keyless one must carry its Rekor bundle, verified offline against the
 // trusted root. Refusals are *signature.Error (exit 1; unsigned wraps
 // signature.ErrUnsigned); a registry that cannot be reached is an
-// *verify.UnavailableError (exit 3).
+// *verdict.UnavailableError (exit 3).
 package imagesig

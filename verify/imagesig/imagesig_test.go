@@ -12,7 +12,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/sigtest"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 	"github.com/lockstep-dev/lockstep/verify/imagesig"
 )
 
@@ -42,9 +42,9 @@ func classify(err error) outcome {
 	switch {
 	case err == nil:
 		return accepted
-	case signature.IsUnsigned(err) && verify.IsMismatch(err):
+	case signature.IsUnsigned(err) && verdict.IsMismatch(err):
 		return unsigned
-	case verify.IsMismatch(err):
+	case verdict.IsMismatch(err):
 		return refused
 	}
 	return unavailable
@@ -91,7 +91,7 @@ func TestVerify(t *testing.T) {
 	im := sigtest.Pin(t, "web", signedD)
 	reg.Server.Close()
 	if err := v.Verify(ctx, []manifest.Image{im}); classify(err) != unavailable {
-		t.Errorf("Verify(registry down) = %v, want an *verify.UnavailableError", err)
+		t.Errorf("Verify(registry down) = %v, want an *verdict.UnavailableError", err)
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // Options configure a Verifier.
@@ -50,7 +50,7 @@ type Verifier struct {
 }
 
 // New returns a Verifier, or an error for trust options that do not make
-// sense, or an *verify.UnavailableError when the key's public key cannot
+// sense, or an *verdict.UnavailableError when the key's public key cannot
 // be read (a KMS that cannot be reached).
 func New(o Options) (*Verifier, error) {
 	if err := o.Trust.Check(); err != nil {
@@ -65,7 +65,7 @@ func New(o Options) (*Verifier, error) {
 	if o.Trust.Key != nil {
 		// The cache key names the key: it must be known.
 		if _, err := signature.KeyFingerprint(o.Trust.Key); err != nil {
-			return nil, verify.Unavailable("signing key", fmt.Errorf("reading the public key: %w", err))
+			return nil, verdict.Unavailable("signing key", fmt.Errorf("reading the public key: %w", err))
 		}
 	}
 	co := o.Trust.CheckOpts()
@@ -109,7 +109,7 @@ func (v *Verifier) Signer() string { return v.opt.Trust.Want() }
 // Verify verifies, against the registry, the signatures of every
 // digest the policy requires of each image, the cache first. It returns
 // nil when all verify; otherwise the refusals (*signature.Error) and
-// could-not-verify errors (*verify.UnavailableError) joined, refusals
+// could-not-verify errors (*verdict.UnavailableError) joined, refusals
 // first.
 func (v *Verifier) Verify(ctx context.Context, images []manifest.Image) error {
 	return v.each(images, func(im *manifest.Image, t Target) error {
@@ -130,7 +130,7 @@ func (v *Verifier) each(images []manifest.Image, fn func(*manifest.Image, Target
 		}
 		for _, t := range targets {
 			if err := fn(im, t); err != nil {
-				if verify.IsMismatch(err) {
+				if verdict.IsMismatch(err) {
 					refusals = append(refusals, err)
 				} else {
 					others = append(others, err)
@@ -182,20 +182,20 @@ func (v *Verifier) fetch(ctx context.Context, repo string, d manifest.Digest) ([
 	opts := []ociremote.Option{ociremote.WithRemoteOptions(ropts...)}
 	tag, err := ociremote.SignatureTag(r.Digest(d.String()), opts...)
 	if err != nil {
-		return nil, verify.Unavailable(dep, err)
+		return nil, verdict.Unavailable(dep, err)
 	}
 	sigs, err := ociremote.Signatures(tag, opts...)
 	if err != nil {
-		return nil, verify.Unavailable(dep, fmt.Errorf("reading signatures %s: %w", tag, err))
+		return nil, verdict.Unavailable(dep, fmt.Errorf("reading signatures %s: %w", tag, err))
 	}
 	list, err := sigs.Get()
 	if err != nil {
-		return nil, verify.Unavailable(dep, fmt.Errorf("reading signatures %s: %w", tag, err))
+		return nil, verdict.Unavailable(dep, fmt.Errorf("reading signatures %s: %w", tag, err))
 	}
 	// Read each signature layer once, into memory.
 	for i, s := range list {
 		if list[i], err = static.Copy(s); err != nil {
-			return nil, verify.Unavailable(dep, fmt.Errorf("reading signatures %s: %w", tag, err))
+			return nil, verdict.Unavailable(dep, fmt.Errorf("reading signatures %s: %w", tag, err))
 		}
 	}
 	return list, nil

@@ -28,8 +28,8 @@
 //   - *PlatformError: an index lacks the wanted platform, or holds no image
 //     (input);
 //   - *MovedTagError: a tag now names other bytes (a mismatch: it unwraps to
-//     one *verify.MismatchError per tag);
-//   - *verify.UnavailableError: the registry could not be reached, refused
+//     one *verdict.MismatchError per tag);
+//   - *verdict.UnavailableError: the registry could not be reached, refused
 //     our credentials (401, 403) or did not answer usably.
 //
 // The input errors have an InvalidInput method that returns true: the CLI

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // ReferenceError says that an image reference (or a platform) does not
@@ -97,7 +97,7 @@ func (e *NestedIndexError) InvalidInput() bool { return true }
 // classify translates an error from go-containerregistry into ours: a 404
 // (or MANIFEST_UNKNOWN, NAME_UNKNOWN, BLOB_UNKNOWN) becomes a
 // *NotFoundError; anything else (401, 403, 5xx, a network error) an
-// *verify.UnavailableError for the registry. Context errors stay as they
+// *verdict.UnavailableError for the registry. Context errors stay as they
 // are.
 func classify(ref, what, registry string, err error) error {
 	if err == nil {
@@ -110,7 +110,7 @@ func classify(ref, what, registry string, err error) error {
 	if errors.As(err, &te) && notFound(te) {
 		return &NotFoundError{Ref: ref, What: what, Err: err}
 	}
-	return verify.Unavailable("registry "+registry, fmt.Errorf("resolving %s: %w", ref, err))
+	return verdict.Unavailable("registry "+registry, fmt.Errorf("resolving %s: %w", ref, err))
 }
 
 func notFound(te *transport.Error) bool {

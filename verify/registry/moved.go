@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // MovedTag is a tag that now names other bytes than it did: the same
@@ -89,7 +89,7 @@ func Moved(previous *manifest.Manifest, pinned []manifest.Image, allow []string)
 	return out
 }
 
-// MovedTagError refuses moved tags. It unwraps to one *verify.MismatchError
+// MovedTagError refuses moved tags. It unwraps to one *verdict.MismatchError
 // per tag, so it is a mismatch (exit 1) wherever mismatches are.
 type MovedTagError struct {
 	Tags []MovedTag
@@ -108,11 +108,11 @@ func (e *MovedTagError) Error() string {
 		len(e.Tags), noun, strings.Join(parts, "; "))
 }
 
-// Unwrap returns one *verify.MismatchError per moved tag.
+// Unwrap returns one *verdict.MismatchError per moved tag.
 func (e *MovedTagError) Unwrap() []error {
 	out := make([]error, len(e.Tags))
 	for i, m := range e.Tags {
-		out[i] = &verify.MismatchError{
+		out[i] = &verdict.MismatchError{
 			Subject: "image " + m.Name,
 			Reason:  fmt.Sprintf("tag %s:%s moved", m.Repository, m.Tag),
 			Got:     m.Current.String(),

@@ -19,7 +19,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/internal/transport/ggcrretry"
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // DefaultConcurrency is how many references PinAll resolves at once.
@@ -67,7 +67,7 @@ type Options struct {
 	Remote []remote.Option
 	// Verifier, if set, verifies every image as soon as it is pinned, e.g.
 	// its cosign signatures (*imagesig.Verifier). A refusal (an error that
-	// verify.IsMismatch) is returned like a moved tag, joined, with the
+	// verdict.IsMismatch) is returned like a moved tag, joined, with the
 	// complete Result (see Result.Refusals); any other error is a failure
 	// of that reference, as a registry's would be.
 	Verifier Verifier
@@ -133,7 +133,7 @@ type Result struct {
 // Every reference and option is checked before any request is sent: a
 // malformed one is a *ReferenceError. Then each failure is typed (see the
 // package documentation) and all are returned joined, in input order; the
-// first *verify.UnavailableError stops the references not yet started.
+// first *verdict.UnavailableError stops the references not yet started.
 // Moved tags that opt.AllowMoved does not name are a *MovedTagError,
 // returned with the complete Result; so are opt.Verifier's refusals,
 // joined after it.
@@ -191,13 +191,13 @@ func Resolve(ctx context.Context, reqs []Request, opt Options) (*Result, error) 
 			}
 			im, mt, err := p.pin(ctx, role, refs[i])
 			if err == nil && opt.Verifier != nil {
-				if err = opt.Verifier.Verify(ctx, []manifest.Image{*im}); verify.IsMismatch(err) {
+				if err = opt.Verifier.Verify(ctx, []manifest.Image{*im}); verdict.IsMismatch(err) {
 					refusals[i], err = err, nil
 				}
 			}
 			if err != nil {
 				perr[i] = err
-				if verify.IsUnavailable(err) {
+				if verdict.IsUnavailable(err) {
 					cancel(err)
 				}
 				return
@@ -294,7 +294,7 @@ func (p *pinner) resolve(ctx context.Context, role string, r reference) (*manife
 	}
 	got, err := manifest.ParseDigest(desc.Digest.String())
 	if err != nil {
-		return nil, verify.Unavailable("registry "+host, fmt.Errorf("resolving %s: digest %s: %w", r.given, desc.Digest, err))
+		return nil, verdict.Unavailable("registry "+host, fmt.Errorf("resolving %s: digest %s: %w", r.given, desc.Digest, err))
 	}
 	im := &manifest.Image{
 		Name:       role,
@@ -312,7 +312,7 @@ func (p *pinner) resolve(ctx context.Context, role string, r reference) (*manife
 	case desc.MediaType.IsImage():
 		err = p.image(ctx, r, desc, im)
 	default:
-		err = verify.Unavailable("registry "+host, fmt.Errorf("resolving %s: media type %q is neither an image nor an index", r.given, desc.MediaType))
+		err = verdict.Unavailable("registry "+host, fmt.Errorf("resolving %s: media type %q is neither an image nor an index", r.given, desc.MediaType))
 	}
 	if err != nil {
 		return nil, err
@@ -372,7 +372,7 @@ func (p *pinner) checkTag(ctx context.Context, role string, r reference) (*Moved
 	}
 	now, err := manifest.ParseDigest(head.Digest.String())
 	if err != nil {
-		return nil, verify.Unavailable("registry "+r.repo.RegistryStr(), fmt.Errorf("resolving %s: %w", tag, err))
+		return nil, verdict.Unavailable("registry "+r.repo.RegistryStr(), fmt.Errorf("resolving %s: %w", tag, err))
 	}
 	if now == r.digest {
 		return nil, nil
@@ -394,7 +394,7 @@ func (p *pinner) index(ctx context.Context, r reference, desc *fetched, im *mani
 	host := r.repo.RegistryStr()
 	idx, err := v1.ParseIndexManifest(bytes.NewReader(desc.Manifest))
 	if err != nil {
-		return verify.Unavailable("registry "+host, fmt.Errorf("reading index %s: %w", r.given, err))
+		return verdict.Unavailable("registry "+host, fmt.Errorf("reading index %s: %w", r.given, err))
 	}
 	var available []string
 	for _, m := range idx.Manifests {
@@ -426,7 +426,7 @@ func (p *pinner) index(ctx context.Context, r reference, desc *fetched, im *mani
 		}
 		mf, err := v1.ParseManifest(bytes.NewReader(raw))
 		if err != nil {
-			return verify.Unavailable("registry "+host, fmt.Errorf("reading %s: %w", child, err))
+			return verdict.Unavailable("registry "+host, fmt.Errorf("reading %s: %w", child, err))
 		}
 		if !isImageConfig(mf.Config.MediaType) {
 			p.log.Debug("skipping artifact", "ref", r.given, "digest", m.Digest.String(), "config", string(mf.Config.MediaType))
@@ -451,7 +451,7 @@ func (p *pinner) index(ctx context.Context, r reference, desc *fetched, im *mani
 			plat.Config, err = manifest.ParseDigest(mf.Config.Digest.String())
 		}
 		if err != nil {
-			return verify.Unavailable("registry "+host, fmt.Errorf("reading %s: %w", child, err))
+			return verdict.Unavailable("registry "+host, fmt.Errorf("reading %s: %w", child, err))
 		}
 		im.Platforms = append(im.Platforms, plat)
 	}
@@ -481,7 +481,7 @@ func (p *pinner) image(ctx context.Context, r reference, desc *fetched, im *mani
 	host := r.repo.RegistryStr()
 	mf, err := v1.ParseManifest(bytes.NewReader(desc.Manifest))
 	if err != nil {
-		return verify.Unavailable("registry "+host, fmt.Errorf("reading image %s: %w", r.given, err))
+		return verdict.Unavailable("registry "+host, fmt.Errorf("reading image %s: %w", r.given, err))
 	}
 	cfg := mf.Config.Digest
 	cf, err := p.config(ctx, r, cfg)
@@ -490,7 +490,7 @@ func (p *pinner) image(ctx context.Context, r reference, desc *fetched, im *mani
 	}
 	plat := manifest.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant, Digest: im.Digest}
 	if plat.Config, err = manifest.ParseDigest(cfg.String()); err != nil {
-		return verify.Unavailable("registry "+host, fmt.Errorf("reading image %s: %w", r.given, err))
+		return verdict.Unavailable("registry "+host, fmt.Errorf("reading image %s: %w", r.given, err))
 	}
 	if p.opt.Platform != "" && !manifest.PlatformMatches(plat, p.opt.Platform) {
 		return &PlatformError{Ref: r.given, Want: p.opt.Platform, Available: []string{plat.String()}}
@@ -518,7 +518,7 @@ func (p *pinner) config(ctx context.Context, r reference, cfg v1.Hash) (*v1.Conf
 			return nil, classify(r.given, "the config of "+r.given, host, err)
 		}
 		if len(b) > maxCached {
-			return nil, verify.Unavailable("registry "+host, fmt.Errorf("the config of %s is over %d bytes", r.given, maxCached))
+			return nil, verdict.Unavailable("registry "+host, fmt.Errorf("the config of %s is over %d bytes", r.given, maxCached))
 		}
 		return b, nil
 	})
@@ -527,7 +527,7 @@ func (p *pinner) config(ctx context.Context, r reference, cfg v1.Hash) (*v1.Conf
 	}
 	cf, err := v1.ParseConfigFile(bytes.NewReader(raw))
 	if err != nil {
-		return nil, verify.Unavailable("registry "+host, fmt.Errorf("reading the config of %s: %w", r.given, err))
+		return nil, verdict.Unavailable("registry "+host, fmt.Errorf("reading the config of %s: %w", r.given, err))
 	}
 	return cf, nil
 }

@@ -21,7 +21,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // fastOptions retry quickly, so that failure tests stay fast.
@@ -276,8 +276,8 @@ func TestPinByDigest(t *testing.T) {
 	if !errors.As(err, &me) || len(me.Tags) != 1 || me.Tags[0].Previous != old || me.Tags[0].Current != now {
 		t.Fatalf("Pin(%s) after a re-push = %v, want a *MovedTagError %s -> %s", ref, err, old, now)
 	}
-	if !verify.IsMismatch(err) {
-		t.Errorf("a *MovedTagError must unwrap to a *verify.MismatchError: %v", err)
+	if !verdict.IsMismatch(err) {
+		t.Errorf("a *MovedTagError must unwrap to a *verdict.MismatchError: %v", err)
 	}
 	opt := fastOptions()
 	opt.AllowMoved = []string{"web"}
@@ -403,7 +403,7 @@ func TestPinErrors(t *testing.T) {
 		return h
 	}
 	notFound := func(err error) bool { return errors.Is(err, ErrImageNotFound) }
-	unavailable := verify.IsUnavailable
+	unavailable := verdict.IsUnavailable
 	badRef := func(err error) bool { var re *ReferenceError; return errors.As(err, &re) }
 	tests := []struct {
 		name, ref string
@@ -484,7 +484,7 @@ func TestPinRetriesUnderPolicy(t *testing.T) {
 	// One attempt only: the 503 is the answer.
 	fails.Store(1)
 	opt := Options{Client: transport.New(transport.Policy{MaxAttempts: 1})}
-	if _, err := Pin(context.Background(), "web", host+"/app:v1", opt); !verify.IsUnavailable(err) {
+	if _, err := Pin(context.Background(), "web", host+"/app:v1", opt); !verdict.IsUnavailable(err) {
 		t.Errorf("Pin with MaxAttempts 1 through a 503 = %v, want unavailable", err)
 	}
 }
@@ -539,7 +539,7 @@ func TestPinAllStopsWhenTheRegistryIsDown(t *testing.T) {
 	opt := fastOptions()
 	opt.Concurrency = 2
 	_, err := PinAll(context.Background(), reqs, opt)
-	if !verify.IsUnavailable(err) {
+	if !verdict.IsUnavailable(err) {
 		t.Fatalf("PinAll against a failing registry = %v, want unavailable", err)
 	}
 	if n := hits.Load(); n > 10 {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // verifierFunc is a func-typed Verifier.
@@ -25,7 +25,7 @@ func TestResolveVerifier(t *testing.T) {
 	reqs := []Request{{Name: "app", Ref: host + "/app:v1"}, {Name: "bad", Ref: host + "/bad:v1"}}
 	var mu sync.Mutex
 	seen := map[string]manifest.Digest{}
-	refusal := &verify.MismatchError{Subject: "image bad", Got: "unsigned", Want: "signed"}
+	refusal := &verdict.MismatchError{Subject: "image bad", Got: "unsigned", Want: "signed"}
 	opt := fastOptions()
 	opt.Verifier = verifierFunc(func(_ context.Context, ims []manifest.Image) error {
 		if len(ims) != 1 {
@@ -40,7 +40,7 @@ func TestResolveVerifier(t *testing.T) {
 		return nil
 	})
 	res, err := Resolve(context.Background(), reqs, opt)
-	if !errors.Is(err, refusal) || !verify.IsMismatch(err) {
+	if !errors.Is(err, refusal) || !verdict.IsMismatch(err) {
 		t.Fatalf("Resolve = %v, want the verifier's refusal", err)
 	}
 	if res == nil || len(res.Images) != 2 || len(res.Refusals) != 2 || res.Refusals[0] != nil || res.Refusals[1] != refusal {
@@ -53,9 +53,9 @@ func TestResolveVerifier(t *testing.T) {
 	}
 
 	opt.Verifier = verifierFunc(func(context.Context, []manifest.Image) error {
-		return verify.Unavailable("registry "+host, errors.New("down"))
+		return verdict.Unavailable("registry "+host, errors.New("down"))
 	})
-	if res, err := Resolve(context.Background(), reqs, opt); res != nil || !verify.IsUnavailable(err) {
+	if res, err := Resolve(context.Background(), reqs, opt); res != nil || !verdict.IsUnavailable(err) {
 		t.Errorf("Resolve with an unreachable verifier = %+v, %v; want no result, unavailable", res, err)
 	}
 

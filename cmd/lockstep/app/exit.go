@@ -8,7 +8,7 @@ import (
 	"io/fs"
 
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // The exit codes, documented in the README.
@@ -64,8 +64,8 @@ func ExitCode(err error) int {
 	var ve *manifest.ValidationError
 	var ge *manifest.GenerationError
 	var wr *manifest.WrongReleaseError
-	var me *verify.MismatchError
-	var ue *verify.UnavailableError
+	var me *verdict.MismatchError
+	var ue *verdict.UnavailableError
 	var in interface{ InvalidInput() bool }
 	switch {
 	case errors.As(err, &ee):

@@ -12,7 +12,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/manifest/signature/keyless"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 func signCommand() *cli.Command {
@@ -151,7 +151,7 @@ func manifestVerifyCommand() *cli.Command {
 			if errors.Is(err, fs.ErrNotExist) {
 				return usage(err)
 			}
-			if s == nil || (err != nil && !verify.IsMismatch(err)) {
+			if s == nil || (err != nil && !verdict.IsMismatch(err)) {
 				return err
 			}
 			res := verifyResult{Manifest: path, Release: s.Manifest.ID(), Digest: s.Digest.String(), Verified: err == nil, Signer: o.Want()}

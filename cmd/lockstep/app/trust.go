@@ -11,7 +11,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 	"github.com/lockstep-dev/lockstep/verify/imagesig"
 )
 
@@ -104,7 +104,7 @@ func trustedRoot(c *cli.Context) (root.TrustedMaterial, error) {
 	}
 	tr, err := cosign.TrustedRoot()
 	if err != nil {
-		return nil, verify.Unavailable("Sigstore TUF repository", err)
+		return nil, verdict.Unavailable("Sigstore TUF repository", err)
 	}
 	return tr, nil
 }
@@ -179,7 +179,7 @@ func imageVerifierFromFlags(c *cli.Context, platforms []string, remote []remote.
 		Logger: logger(c),
 	})
 	switch {
-	case verify.IsUnavailable(err):
+	case verdict.IsUnavailable(err):
 		return nil, err
 	case err != nil:
 		return nil, usage(err)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/internal/sigtest"
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 	"github.com/lockstep-dev/lockstep/verify/imagesig"
 )
 
@@ -75,7 +75,7 @@ func TestImageVerifierFromFlags(t *testing.T) {
 		case err != nil:
 			got = err.Error()
 		default:
-			if err := v.Verify(context.Background(), []manifest.Image{im}); verify.IsMismatch(err) {
+			if err := v.Verify(context.Background(), []manifest.Image{im}); verdict.IsMismatch(err) {
 				got = "refused"
 			} else if err != nil {
 				got = err.Error()

@@ -21,7 +21,7 @@ import (
 	_ "github.com/sigstore/cosign/v2/pkg/providers/github"
 
 	"github.com/lockstep-dev/lockstep/manifest/signature"
-	"github.com/lockstep-dev/lockstep/verify"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // Options configure Sign.
@@ -45,7 +45,7 @@ var ErrNoIdentity = errors.New("no OIDC identity token: in GitHub Actions grant 
 
 // Sign signs raw keylessly and returns the signature and its Sigstore
 // bundle (certificate, Rekor entry). A missing token is ErrNoIdentity; a
-// service that cannot be reached an *verify.UnavailableError.
+// service that cannot be reached an *verdict.UnavailableError.
 func Sign(ctx context.Context, raw []byte, o Options) (*signature.Signature, error) {
 	token := o.IDToken
 	if token == "" {
@@ -54,7 +54,7 @@ func Sign(ctx context.Context, raw []byte, o Options) (*signature.Signature, err
 		}
 		var err error
 		if token, err = providers.Provide(ctx, "sigstore"); err != nil {
-			return nil, verify.Unavailable("OIDC provider", fmt.Errorf("getting an identity token: %w", err))
+			return nil, verdict.Unavailable("OIDC provider", fmt.Errorf("getting an identity token: %w", err))
 		}
 	}
 	if token == "" {
@@ -64,12 +64,12 @@ func Sign(ctx context.Context, raw []byte, o Options) (*signature.Signature, err
 	var err error
 	if sc == nil {
 		if sc, err = cosign.SigningConfig(); err != nil {
-			return nil, verify.Unavailable("Sigstore TUF repository", err)
+			return nil, verdict.Unavailable("Sigstore TUF repository", err)
 		}
 	}
 	if tr == nil {
 		if tr, err = cosign.TrustedRoot(); err != nil {
-			return nil, verify.Unavailable("Sigstore TUF repository", err)
+			return nil, verdict.Unavailable("Sigstore TUF repository", err)
 		}
 	}
 	kp, err := sign.NewEphemeralKeypair(nil)
@@ -78,7 +78,7 @@ func Sign(ctx context.Context, raw []byte, o Options) (*signature.Signature, err
 	}
 	b, err := cbundle.SignData(ctx, &sign.PlainData{Data: raw}, kp, token, sc, tr)
 	if err != nil {
-		return nil, verify.Unavailable("Fulcio/Rekor", err)
+		return nil, verdict.Unavailable("Fulcio/Rekor", err)
 	}
 	return fromBundle(b)
 }

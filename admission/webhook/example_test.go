@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/lockstep-dev/lockstep/admission/webhook"
+	"github.com/lockstep-dev/lockstep/internal/imagename"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
@@ -57,4 +58,28 @@ func Example() {
 	// Output:
 	// allowed
 	// lockstep denied Pod store/web: not release store-web@42: container "web" image "registry.example/store/web:v1": tag "v1" is not pinned by digest
+}
+
+// ExampleParseRoutes reads a routes file: one webhook, two releases.
+func ExampleParseRoutes() {
+	rs, err := webhook.ParseRoutes([]byte(`apiVersion: lockstep.dev/v1
+kind: WebhookRoutes
+routes:
+  - release: store-web
+    namespaces: [store, store-canary]
+  - release: payments
+    channel: canary
+    namespaces: [payments]
+    repositories: [registry.example.com/payments/api]
+`), imagename.Names{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range rs.Routes {
+		fmt.Println(r.Release, r.Channel, r.Namespaces, r.Repositories)
+	}
+	// Output:
+	// store-web  [store store-canary] []
+	// payments canary [payments] [registry.example.com/payments/api]
 }

@@ -101,12 +101,12 @@ func TestFollowerRefresh(t *testing.T) {
 	}
 	metrics := scrape(t, m)
 	for _, want := range []string{
-		`lockstep_webhook_manifest_generation 10`,
+		`lockstep_webhook_manifest_generation{release="store-web"} 10`,
 		`lockstep_webhook_manifest_refreshes_total{result="loaded"} 3`,
 		`lockstep_webhook_manifest_refreshes_total{result="unchanged"} 1`,
 		`lockstep_webhook_manifest_refreshes_total{result="rollback"} 3`,
 		`lockstep_webhook_manifest_refreshes_total{result="signature"} 3`,
-		`lockstep_webhook_manifest_unsigned 0`,
+		`lockstep_webhook_manifest_unsigned{release="store-web"} 0`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %s:\n%s", want, grep(metrics, "manifest"))

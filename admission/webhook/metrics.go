@@ -29,9 +29,9 @@ type Metrics struct {
 	latency      prometheus.Histogram
 	findings     *prometheus.CounterVec
 	refreshes    *prometheus.CounterVec
-	generation   prometheus.Gauge
-	loadedAt     prometheus.Gauge
-	unsigned     prometheus.Gauge
+	generation   *prometheus.GaugeVec
+	loadedAt     *prometheus.GaugeVec
+	unsigned     *prometheus.GaugeVec
 	certReloads  *prometheus.CounterVec
 	certNotAfter prometheus.Gauge
 }
@@ -58,18 +58,18 @@ func NewMetrics() *Metrics {
 			Name: "lockstep_webhook_manifest_refreshes_total",
 			Help: "Manifest refreshes, by result: loaded, unchanged, or the reason a manifest was refused (fetch, invalid, signature, expired, rollback, release).",
 		}, []string{"result"}),
-		generation: prometheus.NewGauge(prometheus.GaugeOpts{
+		generation: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "lockstep_webhook_manifest_generation",
-			Help: "Generation of the manifest reviews are judged against; 0 before one is loaded.",
-		}),
-		loadedAt: prometheus.NewGauge(prometheus.GaugeOpts{
+			Help: "Generation of the manifest reviews are judged against, by release; absent before one is loaded.",
+		}, []string{"release"}),
+		loadedAt: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "lockstep_webhook_manifest_loaded_timestamp_seconds",
-			Help: "When the current manifest was last fetched and found good (loaded or unchanged), Unix time.",
-		}),
-		unsigned: prometheus.NewGauge(prometheus.GaugeOpts{
+			Help: "When the current manifest was last fetched and found good (loaded or unchanged), Unix time, by release.",
+		}, []string{"release"}),
+		unsigned: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "lockstep_webhook_manifest_unsigned",
-			Help: "1 when the current manifest was accepted without a signature check (--insecure-allow-unsigned).",
-		}),
+			Help: "1 when the current manifest was accepted without a signature check (--insecure-allow-unsigned), by release.",
+		}, []string{"release"}),
 		certReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lockstep_webhook_tls_reloads_total",
 			Help: "TLS certificate reloads after the files changed, by result: ok or error (the old pair kept).",
@@ -116,12 +116,13 @@ func (m *Metrics) refresh(result string, a *Accepted) {
 	}
 	m.refreshes.WithLabelValues(result).Inc()
 	if a != nil && (result == refreshLoaded || result == refreshUnchanged) {
-		m.generation.Set(float64(a.Signed.Manifest.Release.Generation))
-		m.loadedAt.Set(float64(a.At.Unix()))
+		release := a.Signed.Manifest.Release.Name
+		m.generation.WithLabelValues(release).Set(float64(a.Signed.Manifest.Release.Generation))
+		m.loadedAt.WithLabelValues(release).Set(float64(a.At.Unix()))
 		if a.Unsigned {
-			m.unsigned.Set(1)
+			m.unsigned.WithLabelValues(release).Set(1)
 		} else {
-			m.unsigned.Set(0)
+			m.unsigned.WithLabelValues(release).Set(0)
 		}
 	}
 }

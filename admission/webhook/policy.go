@@ -65,6 +65,9 @@ const (
 	// KindImageUnmanaged: an image from a repository the manifest does not
 	// govern, with --unmanaged deny.
 	KindImageUnmanaged admission.Kind = "image-unmanaged"
+	// KindImageNotInRelease: an image from a repository that the routes
+	// give to a release whose manifest pins no image of it.
+	KindImageNotInRelease admission.Kind = "image-not-in-release"
 	// KindImageInvalid: an image reference that does not parse.
 	KindImageInvalid admission.Kind = "image-reference-invalid"
 	// KindNotJudged: a request the webhook could not judge (no manifest

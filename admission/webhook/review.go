@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lockstep-dev/lockstep/admission"
+	"github.com/lockstep-dev/lockstep/internal/imagename"
 )
 
 // MaxBodySize is the largest AdmissionReview body the handler reads, in
@@ -32,6 +33,10 @@ type Options struct {
 	Metrics *Metrics
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Names normalises image repositories for a routed handler
+	// (NewRoutedHandler), with the registry aliases; each manifest's own
+	// judging uses the Names it was accepted with.
+	Names imagename.Names
 }
 
 // Handler answers admission.k8s.io/v1 AdmissionReviews (POST, JSON) with
@@ -43,12 +48,35 @@ type Options struct {
 // server then applies the webhook's failurePolicy). A review it decodes is
 // always answered 200 with the request's uid; one it cannot judge is denied.
 type Handler struct {
-	m Manifests
-	o Options
+	routes []*route
+	// routed is false for NewHandler's one manifest, judged as it always
+	// was: every namespace, the repositories it pins.
+	routed bool
+	o      Options
 }
 
-// NewHandler returns a handler judging against m.
+// NewHandler returns a handler judging every pod against m.
 func NewHandler(m Manifests, o Options) *Handler {
+	return newHandler([]*route{{m: m}}, false, o)
+}
+
+// NewRoutedHandler returns a handler judging each pod's images against the
+// releases rs route to its namespace (see Routes): for each image, the
+// first route that applies to the namespace and governs the image's
+// repository. An image no route governs is unmanaged (o.Unmanaged). A
+// request is judged only once the manifest of every route that applies
+// to its namespace is loaded and unexpired; until then it is denied. It
+// returns a *RoutesError for a route without manifests or with an invalid
+// repository.
+func NewRoutedHandler(rs []RoutedManifests, o Options) (*Handler, error) {
+	routes, err := newRoutes(rs, o.Names)
+	if err != nil {
+		return nil, err
+	}
+	return newHandler(routes, true, o), nil
+}
+
+func newHandler(routes []*route, routed bool, o Options) *Handler {
 	if o.Mode == "" {
 		o.Mode = Enforce
 	}
@@ -61,7 +89,7 @@ func NewHandler(m Manifests, o Options) *Handler {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Handler{m: m, o: o}
+	return &Handler{routes: routes, routed: routed, o: o}
 }
 
 // ServeHTTP implements http.Handler.
@@ -174,26 +202,23 @@ func (h *Handler) decide(req *admissionv1.AdmissionRequest) (*admissionv1.Admiss
 	case req.SubResource != "" && req.SubResource != "ephemeralcontainers":
 		return h.notJudged(resp, subject, nil, fmt.Sprintf("lockstep does not judge the subresource %q", req.SubResource))
 	}
-	a := h.m.Manifest()
-	if a == nil {
-		return h.notJudged(resp, subject, nil, "no verified release manifest is loaded yet")
-	}
-	if a.Signed.Manifest.Expired(h.o.Now()) {
-		return h.notJudged(resp, subject, a, fmt.Sprintf("release %s expired at %s", a.ID(), a.Signed.Manifest.Release.ExpiresAt.Format(time.RFC3339)))
+	ls, why := h.loaded(req.Namespace)
+	if why != "" {
+		return h.notJudged(resp, subject, ls, why)
 	}
 	obj, err := decodePodObject(req.Kind, req.Object.Raw)
 	if err != nil {
 		if errors.Is(err, errNotJudged) {
-			return h.notJudged(resp, subject, a, fmt.Sprintf("lockstep does not judge %s", gvkString(req.Kind)))
+			return h.notJudged(resp, subject, ls, fmt.Sprintf("lockstep does not judge %s", gvkString(req.Kind)))
 		}
-		return h.notJudged(resp, subject, a, fmt.Sprintf("decoding the object: %v", err))
+		return h.notJudged(resp, subject, ls, fmt.Sprintf("decoding the object: %v", err))
 	}
 	subject = describeObject(req, obj)
 	if obj.kind != req.Kind {
-		return h.notJudged(resp, subject, a, fmt.Sprintf("the request says %s but the object is %s", gvkString(req.Kind), gvkString(obj.kind)))
+		return h.notJudged(resp, subject, ls, fmt.Sprintf("the request says %s but the object is %s", gvkString(req.Kind), gvkString(obj.kind)))
 	}
 	if len(obj.spec.Containers) == 0 {
-		return h.notJudged(resp, subject, a, "the pod spec has no containers")
+		return h.notJudged(resp, subject, ls, "the pod spec has no containers")
 	}
 	refs := images(obj.spec)
 	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
@@ -203,14 +228,22 @@ func (h *Handler) decide(req *admissionv1.AdmissionRequest) (*admissionv1.Admiss
 	}
 	var findings []admission.Finding
 	for _, ref := range refs {
-		if f := a.Judge(ref, h.o.Unmanaged); f != nil {
+		if f := h.judge(ls, ref, req.Namespace); f != nil {
 			findings = append(findings, *f)
 			h.o.Metrics.finding(f.Kind, h.o.Mode)
 		}
 	}
-	resp.AuditAnnotations = map[string]string{"release": a.ID(), "manifest-digest": a.Signed.Digest.String()}
-	if a.Unsigned {
-		resp.AuditAnnotations["manifest-unsigned"] = "true"
+	ids := loadedIDs(ls)
+	resp.AuditAnnotations = map[string]string{"release": ids}
+	if len(ls) > 0 {
+		ds := make([]string, len(ls))
+		for i, l := range ls {
+			ds[i] = l.a.Signed.Digest.String()
+			if l.a.Unsigned {
+				resp.AuditAnnotations["manifest-unsigned"] = "true"
+			}
+		}
+		resp.AuditAnnotations["manifest-digest"] = strings.Join(ds, ",")
 	}
 	if len(findings) == 0 {
 		resp.Allowed = true
@@ -227,13 +260,98 @@ func (h *Handler) decide(req *admissionv1.AdmissionRequest) (*admissionv1.Admiss
 		for _, m := range msgs {
 			resp.Warnings = append(resp.Warnings, "lockstep (warn mode): "+m)
 		}
-		h.o.Logger.Warn("admitted in warn mode", "object", subject, "release", a.ID(), "findings", strings.Join(msgs, "; "))
+		h.o.Logger.Warn("admitted in warn mode", "object", subject, "release", ids, "findings", strings.Join(msgs, "; "))
 		return resp, decisionWarned
 	}
 	resp.AuditAnnotations["decision"] = decisionDenied
-	resp.Result = denial(fmt.Sprintf("lockstep denied %s: not release %s: %s", subject, a.ID(), strings.Join(msgs, "; ")))
-	h.o.Logger.Info("denied", "object", subject, "release", a.ID(), "findings", strings.Join(msgs, "; "))
+	what := "not release " + ids
+	switch {
+	case len(ls) == 0:
+		what = "no route applies to namespace " + req.Namespace
+	case len(ls) > 1:
+		what = "not releases " + ids
+	}
+	resp.Result = denial(fmt.Sprintf("lockstep denied %s: %s: %s", subject, what, strings.Join(msgs, "; ")))
+	h.o.Logger.Info("denied", "object", subject, "release", ids, "findings", strings.Join(msgs, "; "))
 	return resp, decisionDenied
+}
+
+// loadedRoute is a route that applies to a request, with its current
+// manifest.
+type loadedRoute struct {
+	r *route
+	a *Accepted
+}
+
+// loaded returns the routes that apply to namespace with their manifests,
+// or why the request cannot be judged: a manifest not loaded yet, or
+// expired. Every route that applies must be judgeable, since any of them
+// might govern one of the pod's images.
+func (h *Handler) loaded(namespace string) ([]loadedRoute, string) {
+	var ls []loadedRoute
+	for _, r := range h.routes {
+		if !r.appliesTo(namespace) {
+			continue
+		}
+		a := r.m.Manifest()
+		if a == nil {
+			if !h.routed {
+				return ls, "no verified release manifest is loaded yet"
+			}
+			return ls, fmt.Sprintf("no verified manifest of release %s is loaded yet", r.release)
+		}
+		ls = append(ls, loadedRoute{r, a})
+		if a.Signed.Manifest.Expired(h.o.Now()) {
+			return ls, fmt.Sprintf("release %s expired at %s", a.ID(), a.Signed.Manifest.Release.ExpiresAt.Format(time.RFC3339))
+		}
+	}
+	return ls, ""
+}
+
+func loadedIDs(ls []loadedRoute) string {
+	ids := make([]string, len(ls))
+	for i, l := range ls {
+		ids[i] = l.a.ID()
+	}
+	return strings.Join(ids, ", ")
+}
+
+// judge returns the finding against one image, or nil: against the
+// handler's one manifest, or against the first route that governs the
+// image's repository.
+func (h *Handler) judge(ls []loadedRoute, ref ImageRef, namespace string) *admission.Finding {
+	if !h.routed {
+		return ls[0].a.Judge(ref, h.o.Unmanaged)
+	}
+	finding := func(kind admission.Kind, format string, args ...any) *admission.Finding {
+		reason := fmt.Sprintf(format, args...)
+		return &admission.Finding{Kind: kind, Severity: admission.Refuse, Subject: ref.Subject(), Got: ref.Image,
+			Message: fmt.Sprintf("%s image %q: %s", ref.Subject(), ref.Image, reason)}
+	}
+	if ref.Image == "" {
+		return finding(admission.KindImageNotPinned, "no image")
+	}
+	parsed, err := h.o.Names.Reference(ref.Image)
+	if err != nil {
+		return finding(KindImageInvalid, "not a valid image reference: %v", err)
+	}
+	repo := parsed.Context().Name()
+	for _, l := range ls {
+		if !l.r.governs(l.a, repo) {
+			continue
+		}
+		if len(l.a.repos[repo]) == 0 {
+			return finding(KindImageNotInRelease, "the routes give repository %s to release %s, whose manifest pins no image of it", repo, l.a.ID())
+		}
+		return l.a.Judge(ref, DenyUnmanaged)
+	}
+	if h.o.Unmanaged == AllowUnmanaged {
+		return nil
+	}
+	if len(ls) == 0 {
+		return finding(KindImageUnmanaged, "no route applies to namespace %s, so no release governs repository %s (unmanaged images are denied)", namespace, repo)
+	}
+	return finding(KindImageUnmanaged, "repository %s is governed by none of the releases routed to namespace %s (%s; unmanaged images are denied)", repo, namespace, loadedIDs(ls))
 }
 
 // imagelessSubResources are the subresources that cannot change the
@@ -242,11 +360,11 @@ var imagelessSubResources = map[string]bool{"status": true, "scale": true, "bind
 
 // notJudged denies a request the webhook could not judge: fail closed, in
 // either mode.
-func (h *Handler) notJudged(resp *admissionv1.AdmissionResponse, subject string, a *Accepted, why string) (*admissionv1.AdmissionResponse, string) {
+func (h *Handler) notJudged(resp *admissionv1.AdmissionResponse, subject string, ls []loadedRoute, why string) (*admissionv1.AdmissionResponse, string) {
 	resp.Result = denial(fmt.Sprintf("lockstep denied %s: %s", subject, why))
 	resp.AuditAnnotations = map[string]string{"decision": decisionError}
-	if a != nil {
-		resp.AuditAnnotations["release"] = a.ID()
+	if len(ls) > 0 {
+		resp.AuditAnnotations["release"] = loadedIDs(ls)
 	}
 	h.o.Metrics.finding(KindNotJudged, h.o.Mode)
 	h.o.Logger.Warn("denied, not judged", "object", subject, "reason", why)

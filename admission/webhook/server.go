@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,6 +38,11 @@ type Config struct {
 	Source        manifest.Source
 	Verifier      manifest.Verifier
 	AllowUnsigned bool
+	// Routes, when set, replace Source: one webhook governs several
+	// releases, each followed from its route's Source (see Routes and
+	// NewRoutedHandler). Routes of the same release and channel share one
+	// follower.
+	Routes []SourceRoute
 	// Refresh is the manifest refresh interval (default 30s, ±10%).
 	Refresh time.Duration
 
@@ -73,9 +80,8 @@ func Serve(ctx context.Context, c Config) error {
 		return err
 	}
 	metrics := NewMetrics()
-	follower, err := NewFollower(c.Source, FollowOptions{
-		Verifier: c.Verifier, AllowUnsigned: c.AllowUnsigned, Logger: c.Logger, Metrics: metrics, Names: c.Names,
-	})
+	fo := FollowOptions{Verifier: c.Verifier, AllowUnsigned: c.AllowUnsigned, Logger: c.Logger, Metrics: metrics, Names: c.Names}
+	followers, handler, err := newFollowers(c, fo, Options{Mode: mode, Unmanaged: unmanaged, Logger: c.Logger, Metrics: metrics, Names: c.Names})
 	if err != nil {
 		return err
 	}
@@ -93,17 +99,27 @@ func Serve(ctx context.Context, c Config) error {
 	}
 	var stopping atomic.Bool
 	mux := http.NewServeMux()
-	mux.Handle("/validate", NewHandler(follower, Options{Mode: mode, Unmanaged: unmanaged, Logger: c.Logger, Metrics: metrics}))
+	mux.Handle("/validate", handler)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		switch a := follower.Manifest(); {
-		case stopping.Load():
+		if stopping.Load() {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)
-		case a == nil:
-			http.Error(w, "no verified release manifest loaded yet", http.StatusServiceUnavailable)
-		default:
-			fmt.Fprintf(w, "ok: release %s\n", a.ID())
+			return
 		}
+		var ids []string
+		for _, f := range followers {
+			a := f.Manifest()
+			if a == nil {
+				msg := "no verified release manifest loaded yet"
+				if len(c.Routes) > 0 {
+					msg = "no verified manifest of release " + f.release + " loaded yet"
+				}
+				http.Error(w, msg, http.StatusServiceUnavailable)
+				return
+			}
+			ids = append(ids, a.ID())
+		}
+		fmt.Fprintf(w, "ok: release %s\n", strings.Join(ids, ", "))
 	})
 	mux.Handle("GET /metrics", metrics.Handler())
 	srv := &http.Server{
@@ -118,9 +134,12 @@ func Serve(ctx context.Context, c Config) error {
 	}
 
 	runCtx, stopRun := context.WithCancel(ctx)
-	following := make(chan struct{})
-	go func() { follower.Run(runCtx, c.Refresh); close(following) }()
-	defer func() { stopRun(); <-following }()
+	var following sync.WaitGroup
+	for _, f := range followers {
+		following.Add(1)
+		go func() { defer following.Done(); f.Run(runCtx, c.Refresh) }()
+	}
+	defer func() { stopRun(); following.Wait() }()
 	served := make(chan error, 1)
 	go func() { served <- srv.ServeTLS(ln, "", "") }()
 	c.Logger.Info("webhook serving", "addr", ln.Addr().String(), "mode", mode, "unmanaged", unmanaged)
@@ -140,4 +159,52 @@ func Serve(ctx context.Context, c Config) error {
 		return fmt.Errorf("serving: %w", err)
 	}
 	return nil
+}
+
+// SourceRoute is a Route and where its release's manifest comes from.
+type SourceRoute struct {
+	Route
+	Source manifest.Source
+}
+
+// namedFollower is a Follower and the release it follows, for /readyz.
+type namedFollower struct {
+	*Follower
+	release string
+}
+
+// newFollowers makes the followers of c (one for Source, or one per
+// release and channel of Routes) and the handler judging against them.
+func newFollowers(c Config, fo FollowOptions, o Options) ([]namedFollower, *Handler, error) {
+	if len(c.Routes) == 0 {
+		f, err := NewFollower(c.Source, fo)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []namedFollower{{f, ""}}, NewHandler(f, o), nil
+	}
+	if c.Source != nil {
+		return nil, nil, errors.New("a Source and Routes: give one")
+	}
+	var followers []namedFollower
+	byKey := map[string]*Follower{}
+	rs := make([]RoutedManifests, len(c.Routes))
+	for i, r := range c.Routes {
+		key := r.Release + "\x00" + r.Channel
+		f := byKey[key]
+		if f == nil {
+			var err error
+			if f, err = NewFollower(r.Source, fo); err != nil {
+				return nil, nil, fmt.Errorf("route %d (release %s): %w", i, r.Release, err)
+			}
+			byKey[key] = f
+			followers = append(followers, namedFollower{f, r.Release})
+		}
+		rs[i] = RoutedManifests{Route: r.Route, Manifests: f}
+	}
+	h, err := NewRoutedHandler(rs, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return followers, h, nil
 }

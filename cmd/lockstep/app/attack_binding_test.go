@@ -543,8 +543,14 @@ func loopbackAddr(t *testing.T) string {
 // was allowed, and the denial's message.
 func postReview(t *testing.T, client *http.Client, addr, uid, kind, subresource, object string) (bool, string) {
 	t.Helper()
-	body := fmt.Sprintf(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":%q,"kind":%s,"resource":{"group":"","version":"v1","resource":"pods"},"subResource":%q,"namespace":"store","operation":"CREATE","userInfo":{},"object":%s}}`,
-		uid, kind, subresource, object)
+	return postReviewIn(t, client, addr, uid, kind, subresource, "store", object)
+}
+
+// postReviewIn is postReview in namespace.
+func postReviewIn(t *testing.T, client *http.Client, addr, uid, kind, subresource, namespace, object string) (bool, string) {
+	t.Helper()
+	body := fmt.Sprintf(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":%q,"kind":%s,"resource":{"group":"","version":"v1","resource":"pods"},"subResource":%q,"namespace":%q,"operation":"CREATE","userInfo":{},"object":%s}}`,
+		uid, kind, subresource, namespace, object)
 	resp, err := client.Post("https://"+addr+"/validate", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

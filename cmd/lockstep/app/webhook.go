@@ -7,6 +7,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/admission/webhook"
+	"github.com/lockstep-dev/lockstep/internal/imagename"
+	"github.com/lockstep-dev/lockstep/internal/regfile"
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/store"
 )
 
 func webhookCommand() *cli.Command {
@@ -23,6 +27,7 @@ func webhookCommand() *cli.Command {
 			&cli.StringFlag{Name: "mode", Value: string(webhook.Enforce), Usage: "enforce (deny on a finding) or warn (admit, with AdmissionReview warnings)", EnvVars: []string{"LOCKSTEP_MODE"}},
 			&cli.StringFlag{Name: "unmanaged", Value: string(webhook.DenyUnmanaged), Usage: "images from repositories the manifest does not govern: allow or deny", EnvVars: []string{"LOCKSTEP_UNMANAGED"}},
 			registryAliasFlag(),
+			&cli.StringFlag{Name: "routes", Usage: "one webhook, many releases: a routes file (YAML, kind WebhookRoutes) giving each release the namespaces (and repositories) it governs; each release's manifest is followed from --store. Replaces --release and --manifest", EnvVars: []string{"LOCKSTEP_ROUTES"}},
 			&cli.DurationFlag{Name: "refresh", Value: 30 * time.Second, Usage: "how often to re-fetch the manifest (±10% jitter)", EnvVars: []string{"LOCKSTEP_REFRESH"}},
 		}, sourceFlags()...), trustFlags()...),
 		Action: func(c *cli.Context) error {
@@ -44,7 +49,13 @@ func webhookCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			src, err := sourceFromFlags(c)
+			var src manifest.Source
+			var routes []webhook.SourceRoute
+			if c.String("routes") != "" {
+				routes, err = routesFromFlags(c, names)
+			} else {
+				src, err = sourceFromFlags(c)
+			}
 			if err != nil {
 				return err
 			}
@@ -61,6 +72,7 @@ func webhookCommand() *cli.Command {
 				CertFile:      c.String("tls-cert"),
 				KeyFile:       c.String("tls-key"),
 				Source:        src,
+				Routes:        routes,
 				Verifier:      verifier,
 				AllowUnsigned: insecure,
 				Refresh:       c.Duration("refresh"),
@@ -71,4 +83,41 @@ func webhookCommand() *cli.Command {
 			})
 		},
 	}
+}
+
+// routesFromFlags reads --routes and makes each route's source: the
+// route's release and channel (default --channel) in --store, bound to
+// the release, so that a store that hands over another release's manifest
+// is refused.
+func routesFromFlags(c *cli.Context, names imagename.Names) ([]webhook.SourceRoute, error) {
+	if c.String("manifest") != "" || c.String("release") != "" {
+		return nil, usage(fmt.Errorf("--routes replaces --release and --manifest: each route names its release, followed from --store"))
+	}
+	url := c.String("store")
+	if url == "" {
+		return nil, usage(fmt.Errorf("--routes needs --store URL: the store each route's release is followed from"))
+	}
+	data, err := regfile.Read(c.String("routes"), webhook.MaxRoutesSize)
+	if err != nil {
+		return nil, usage(fmt.Errorf("--routes: %w", err))
+	}
+	rs, err := webhook.ParseRoutes(data, names)
+	if err != nil {
+		return nil, usage(fmt.Errorf("--routes %s: %w", c.String("routes"), err))
+	}
+	st, err := openStoreWith(c.Context, url, logger(c), nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]webhook.SourceRoute, len(rs.Routes))
+	for i, r := range rs.Routes {
+		if r.Channel == "" {
+			r.Channel = c.String("channel")
+		}
+		out[i] = webhook.SourceRoute{Route: r, Source: manifest.Bound{
+			Source:  store.ChannelSource{Store: st, Release: r.Release, Channel: r.Channel, Name: url},
+			Release: r.Release,
+		}}
+	}
+	return out, nil
 }

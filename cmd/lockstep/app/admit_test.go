@@ -248,3 +248,41 @@ func TestAdmitDocker(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmitTwoImagesNoImage: a manifest of two images and an admit that
+// does not say which one the instance runs is a usage error (exit 2,
+// image-not-named) naming both, not a guess; with --image it is judged.
+func TestAdmitTwoImagesNoImage(t *testing.T) {
+	e := newAdmitEnv(t)
+	api := e.image
+	api.Name, api.Ref, api.Repository = "api", "127.0.0.1:5000/api:v1", "127.0.0.1:5000/api"
+	api.Digest = manifest.MustParseDigest("sha256:" + strings.Repeat("4", 64))
+	api.Platforms = []manifest.Platform{{OS: "linux", Architecture: "amd64", Digest: api.Digest, Config: manifest.MustParseDigest("sha256:" + strings.Repeat("5", 64))}}
+	_, raw, err := scenario.Manifest("store-web", 4, []manifest.Image{e.image, api}, []string{e.cdn + "/"}, e.files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(e.manifestPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"admit", "--manifest", e.manifestPath, "--release", "store-web", "--state-dir", e.stateDir, "--insecure-allow-unsigned",
+		"--running", "digest:" + e.config.String(), "--platform", "linux/amd64", "--probe", e.probe, "--timeout", "20s"}
+	for _, format := range []string{"text", "json"} {
+		code, out, errs := run(t, append(args, "--format", format)...)
+		if code != app.ExitInvalid || !strings.Contains(out+errs, "image-not-named") || !strings.Contains(out+errs, "web") || !strings.Contains(out+errs, "api") {
+			t.Errorf("--format %s, two images, no --image: exit %d, want 2 naming image-not-named, web and api\n%s\n%s", format, code, out, errs)
+		}
+		if strings.Contains(out, "ADMITTED") {
+			t.Errorf("--format %s: admitted without knowing the image:\n%s", format, out)
+		}
+	}
+	if entries, _ := os.ReadDir(e.stateDir); len(entries) != 0 {
+		t.Errorf("a usage error wrote the trusted state: %v", entries)
+	}
+	if code, out, errs := run(t, append(args, "--image", "web")...); code != 0 {
+		t.Errorf("--image web: exit %d, want 0\n%s\n%s", code, out, errs)
+	}
+	if entries, _ := os.ReadDir(e.stateDir); len(entries) == 0 {
+		t.Errorf("the admission recorded nothing in %s: the check above that a usage error records nothing proves nothing", e.stateDir)
+	}
+}

@@ -214,6 +214,23 @@ http:
 // ("http://127.0.0.1:PORT").
 func Nginx(t testing.TB, root string, extra ...string) string {
 	t.Helper()
+	port := StartOnFreePort(t, nginx(t, root, extra...))
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// NginxAt is Nginx on the given loopback port, chosen beforehand (as
+// FreePort does): a server that starts late where a client already
+// waits for it.
+func NginxAt(t testing.TB, port int, root string, extra ...string) string {
+	t.Helper()
+	cmd, url := nginx(t, root, extra...)(port)
+	Start(t, cmd, url)
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// nginx returns the command that runs nginx serving root on a port.
+func nginx(t testing.TB, root string, extra ...string) func(port int) (*exec.Cmd, string) {
+	t.Helper()
 	bin := Require(t, "nginx")
 	dir := t.TempDir()
 	for _, d := range []string{"tmp", "logs"} {
@@ -221,7 +238,7 @@ func Nginx(t testing.TB, root string, extra ...string) string {
 			t.Fatal(err)
 		}
 	}
-	port := StartOnFreePort(t, func(port int) (*exec.Cmd, string) {
+	return func(port int) (*exec.Cmd, string) {
 		conf := fmt.Sprintf(`daemon off;
 master_process off;
 worker_processes 1;
@@ -250,6 +267,5 @@ http {
 			t.Fatal(err)
 		}
 		return exec.Command(bin, "-p", dir, "-c", path), fmt.Sprintf("http://127.0.0.1:%d/", port)
-	})
-	return fmt.Sprintf("http://127.0.0.1:%d", port)
+	}
 }

@@ -32,11 +32,7 @@ func TestAdmitWaitsForLateNginx(t *testing.T) {
 	os.WriteFile(filepath.Join(appDir, "index.html"), []byte(scenario.Page(cdn, scenario.Paths(files))), 0o644)
 	os.WriteFile(filepath.Join(otherDir, "index.html"), []byte(scenario.Page(cdn, []string{"assets/app-0000000000.js"})), 0o644)
 
-	md := manifest.MustParseDigest("sha256:" + strings.Repeat("2", 64))
-	conf := manifest.MustParseDigest("sha256:" + strings.Repeat("3", 64))
-	im := manifest.Image{Name: "web", Ref: "127.0.0.1:5000/web:v1", Repository: "127.0.0.1:5000/web", Digest: md,
-		MediaType: "application/vnd.oci.image.manifest.v1+json",
-		Platforms: []manifest.Platform{{OS: "linux", Architecture: "amd64", Digest: md, Config: conf}}}
+	im, conf := webImage()
 	_, raw, err := scenario.Manifest("store-web", 4, []manifest.Image{im}, []string{cdn + "/"}, files)
 	if err != nil {
 		t.Fatal(err)

@@ -84,11 +84,7 @@ func newAdmitEnvCDN(t *testing.T, serve func(http.Handler) *httptest.Server) adm
 		w.Write([]byte(page))
 	}))
 	t.Cleanup(appSrv.Close)
-	conf := manifest.MustParseDigest("sha256:" + strings.Repeat("3", 64))
-	md := manifest.MustParseDigest("sha256:" + strings.Repeat("2", 64))
-	im := manifest.Image{Name: "web", Ref: "127.0.0.1:5000/web:v1", Repository: "127.0.0.1:5000/web", Digest: md,
-		MediaType: "application/vnd.oci.image.manifest.v1+json",
-		Platforms: []manifest.Platform{{OS: "linux", Architecture: "amd64", Digest: md, Config: conf}}}
+	im, conf := webImage()
 	_, raw, err := scenario.Manifest("store-web", 4, []manifest.Image{im}, []string{cdn.URL + "/"}, files)
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +98,17 @@ func newAdmitEnvCDN(t *testing.T, serve func(http.Handler) *httptest.Server) adm
 	t.Cleanup(msrv.Close)
 	return admitEnv{manifestPath: path, manifestURL: msrv.URL + "/release.json", probe: appSrv.URL + "/", config: conf,
 		stateDir: filepath.Join(t.TempDir(), "state"), image: im, cdn: cdn.URL, files: files}
+}
+
+// webImage is the image the admit tests' instances run: release
+// store-web's "web", one linux/amd64 manifest (digest 2222…, config
+// 3333…), and the config digest a runtime reports for it.
+func webImage() (manifest.Image, manifest.Digest) {
+	md := manifest.MustParseDigest("sha256:" + strings.Repeat("2", 64))
+	conf := manifest.MustParseDigest("sha256:" + strings.Repeat("3", 64))
+	return manifest.Image{Name: "web", Ref: "127.0.0.1:5000/web:v1", Repository: "127.0.0.1:5000/web", Digest: md,
+		MediaType: "application/vnd.oci.image.manifest.v1+json",
+		Platforms: []manifest.Platform{{OS: "linux", Architecture: "amd64", Digest: md, Config: conf}}}, conf
 }
 
 func (e admitEnv) args(extra ...string) []string {

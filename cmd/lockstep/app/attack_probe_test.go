@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/admission"
@@ -84,11 +83,7 @@ func newProbeAttackEnv(t *testing.T) probeAttackEnv {
 		`location = /metadata { return 302 http://169.254.169.254/latest/meta-data/; }`,
 		`location = /moved-release.json { return 302 `+cdn+`/release.json; }`,
 	)
-	conf := manifest.MustParseDigest("sha256:" + strings.Repeat("3", 64))
-	md := manifest.MustParseDigest("sha256:" + strings.Repeat("2", 64))
-	im := manifest.Image{Name: "web", Ref: "127.0.0.1:5000/web:v1", Repository: "127.0.0.1:5000/web", Digest: md,
-		MediaType: "application/vnd.oci.image.manifest.v1+json",
-		Platforms: []manifest.Platform{{OS: "linux", Architecture: "amd64", Digest: md, Config: conf}}}
+	im, conf := webImage()
 	_, raw, err := scenario.Manifest("store-web", 4, []manifest.Image{im}, []string{cdn + "/"}, files)
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,23 @@ cmd=${1:?usage: radosgw.sh start|stop DIR}
 D=${2:-/tmp/lockstep-rgw}
 case "$cmd" in
 stop)
+  # By pid file, and every daemon that runs in $D whether or not it wrote
+  # its pid file yet: a daemon left from a failed start keeps calling its
+  # monitor's port, and a later cluster there hears 'wrong fsid'.
   for p in "$D"/run/*.pid; do [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null || true; done
+  real=$(cd "$D" 2>/dev/null && pwd -P || echo "$D")
+  daemons() { for n in ceph-mon ceph-osd radosgw; do pgrep -x "$n" || true; done; }
+  for pid in $(daemons); do
+    [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$real" ] && kill "$pid" 2>/dev/null || true
+  done
+  for _ in $(seq 1 50); do
+    left=
+    for pid in $(daemons); do
+      [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$real" ] && left=1
+    done
+    [ -z "$left" ] && break
+    sleep 0.1
+  done
   exit 0 ;;
 start) ;;
 *) echo "usage: radosgw.sh start|stop DIR" >&2; exit 2 ;;
@@ -70,6 +86,10 @@ memstore device bytes = 536870912
 osd pool default pg num = 8
 osd pool default pgp num = 8
 mon max pg per osd = 1000
+# A test cluster keeps no data on disk (memstore): a disk under 30% free
+# (Ceph's default warning) or 5% (its default stop) must not fail it.
+mon data avail warn = 1
+mon data avail crit = 0
 run dir = $D/run
 admin socket = $D/run/\$cluster-\$name.asok
 log file = $D/log/\$cluster-\$name.log

@@ -14,9 +14,9 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
-	"github.com/lockstep-dev/lockstep/manifest/record"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/manifest/store"
+	"github.com/lockstep-dev/lockstep/record"
 	"github.com/lockstep-dev/lockstep/verify/cdn"
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )

@@ -1,0 +1,33 @@
+package pin
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Formats are the formats Write takes.
+var Formats = []string{"text", "json"}
+
+// Write renders the report in format: "text" (each image's pinned form,
+// repo:tag@sha256:…, one a line: what pins again to itself) or "json" (the
+// Report, every digest, as documented in the README).
+func (r *Report) Write(w io.Writer, format string) error {
+	switch format {
+	case "text":
+		var b strings.Builder
+		for _, im := range r.Images {
+			b.WriteString(im.Pinned)
+			b.WriteByte('\n')
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(r)
+	}
+	return fmt.Errorf("unknown format %q: want one of %s", format, strings.Join(Formats, ", "))
+}

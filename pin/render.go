@@ -1,10 +1,10 @@
 package pin
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
+
+	"github.com/lockstep-dev/lockstep/internal/report"
 )
 
 // Formats are the formats Write takes.
@@ -24,10 +24,7 @@ func (r *Report) Write(w io.Writer, format string) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(r)
+		return report.WriteJSON(w, r, false)
 	}
-	return fmt.Errorf("unknown format %q: want one of %s", format, strings.Join(Formats, ", "))
+	return report.UnknownFormat(format, Formats)
 }

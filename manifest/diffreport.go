@@ -38,7 +38,7 @@ func (r *DiffReport) Write(w io.Writer, format string) error {
 	case "markdown":
 		return r.writeMarkdown(w)
 	}
-	return report.UnknownFormat(format, ShowFormats)
+	return report.UnknownFormat(format, ReportFormats)
 }
 
 // lines renders the changes as lines, shared by text and markdown.

@@ -50,8 +50,9 @@ func Describe(m *Manifest, now time.Time) (*Description, error) {
 	return s, nil
 }
 
-// ShowFormats are the formats Description.Write and DiffReport.Write take.
-var ShowFormats = []string{"text", "json", "markdown"}
+// ReportFormats are the formats Description.Write and DiffReport.Write
+// take.
+var ReportFormats = []string{"text", "json", "markdown"}
 
 // Write renders the description in format: "text" (aligned, for people),
 // "json" (the Description, indented) or "markdown" (for a GitHub job
@@ -66,7 +67,7 @@ func (s *Description) Write(w io.Writer, format string, files bool) error {
 	case "markdown":
 		return s.writeMarkdown(w, files)
 	}
-	return report.UnknownFormat(format, ShowFormats)
+	return report.UnknownFormat(format, ReportFormats)
 }
 
 func (s *Description) writeText(w io.Writer, files bool) error {

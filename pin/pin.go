@@ -28,9 +28,13 @@ type Options struct {
 	// Known from Write and its Verifier from Signatures; a nil Logger is
 	// Logger.
 	Registry registry.Options
-	// Signatures, if set, verifies the cosign signatures of every pinned
-	// image; the report then says, per image, how.
-	Signatures *imagesig.Verifier
+	// Signatures, if set, returns the verifier of every pinned image's
+	// cosign signatures (nil: none verified); the report then says, per
+	// image, how. Run calls it once the Write files are loaded, before any
+	// registry request, so that a file that cannot be read is refused
+	// before the verifier's own set-up (which may fetch a trusted root).
+	// Its error is Run's.
+	Signatures func(context.Context) (*imagesig.Verifier, error)
 	// Logger receives progress and warnings; nil is silent.
 	Logger *slog.Logger
 }
@@ -53,7 +57,7 @@ func (e *FileError) InvalidInput() bool { return true }
 //
 // Errors: a *manifest.ValidationError when there is nothing to pin; a
 // *FileError for a Write file that cannot be read or parsed (before any
-// request); what registry.Resolve returns. On a refusal (a moved tag, an
+// request); Signatures' error; what registry.Resolve returns. On a refusal (a moved tag, an
 // image without a valid signature: a *registry.MovedTagError or the
 // verifier's mismatch, joined) the Report is returned with the error,
 // saying why, and no file is written; on any other error the Report is nil.
@@ -77,8 +81,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if reg.Logger == nil {
 		reg.Logger = opts.Logger
 	}
+	var sigs *imagesig.Verifier
 	if opts.Signatures != nil {
-		reg.Verifier = opts.Signatures
+		if sigs, err = opts.Signatures(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if sigs != nil {
+		reg.Verifier = sigs
 	}
 	reqs := opts.Requests
 	if len(reqs) == 0 {
@@ -88,7 +98,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if res == nil {
 		return nil, err
 	}
-	report := newReport(res, opts.Signatures)
+	report := newReport(res, sigs)
 	if err != nil {
 		return report, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/internal/memregistry"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify/imagesig"
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
@@ -84,10 +85,15 @@ func TestRunErrors(t *testing.T) {
 		t.Errorf("Run with nothing = %v, %v; want a *manifest.ValidationError", r, err)
 	}
 	missing := filepath.Join(t.TempDir(), "nope.yaml")
+	called := false
+	sigs := func(context.Context) (*imagesig.Verifier, error) { called = true; return nil, errors.New("no key") }
 	var fe *FileError
-	r, err := Run(ctx, Options{Write: []string{missing}, Requests: []registry.Request{{Ref: "127.0.0.1:1/app:v1"}}})
-	if !errors.As(err, &fe) || !errors.Is(err, fs.ErrNotExist) || !fe.InvalidInput() || r != nil {
-		t.Errorf("Run with a missing file = %v, %v; want a *FileError wrapping fs.ErrNotExist, before any request", r, err)
+	r, err := Run(ctx, Options{Write: []string{missing}, Requests: []registry.Request{{Ref: "127.0.0.1:1/app:v1"}}, Signatures: sigs})
+	if !errors.As(err, &fe) || !errors.Is(err, fs.ErrNotExist) || !fe.InvalidInput() || r != nil || called {
+		t.Errorf("Run with a missing file = %v, %v (Signatures called: %v); want a *FileError wrapping fs.ErrNotExist, before the verifier and any request", r, err, called)
+	}
+	if r, err := Run(ctx, Options{Requests: []registry.Request{{Ref: "127.0.0.1:1/app:v1"}}, Signatures: sigs}); err == nil || err.Error() != "no key" || r != nil {
+		t.Errorf("Run with a verifier that fails = %v, %v; want its error, before any request", r, err)
 	}
 	var re *registry.ReferenceError
 	if r, err := Run(ctx, Options{Requests: []registry.Request{{Ref: "UPPER/case:x"}}}); !errors.As(err, &re) || r != nil {

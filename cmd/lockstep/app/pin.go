@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -125,10 +126,7 @@ func pinOptions(c *cli.Context) (pin.Options, error) {
 		}
 	}
 	client := transport.New(transport.DefaultPolicy())
-	sigs, err := pinSignatures(c, client)
-	if err != nil {
-		return pin.Options{}, err
-	}
+	sigs := func(context.Context) (*imagesig.Verifier, error) { return pinSignatures(c, client) }
 	return pin.Options{Requests: reqs, Write: writes, Signatures: sigs, Logger: logger(c),
 		Registry: registry.Options{Platform: c.String("platform"), Concurrency: c.Int("concurrency"), Client: client,
 			Previous: prev, AllowMoved: repeatedFlag(c, "allow-moved-tag"), Cache: c.String("cache")}}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/lockstep-dev/lockstep/internal/rewrite"
@@ -57,11 +58,12 @@ func (e *FileError) InvalidInput() bool { return true }
 //
 // Errors: a *manifest.ValidationError when there is nothing to pin; a
 // *FileError for a Write file that cannot be read or parsed (before any
-// request); Signatures' error; what registry.Resolve returns. On a refusal (a moved tag, an
-// image without a valid signature: a *registry.MovedTagError or the
-// verifier's mismatch, joined) the Report is returned with the error,
-// saying why, and no file is written; on any other error the Report is nil.
-// A file that cannot be written is rewrite.Write's error.
+// request); Signatures' error; what registry.Resolve returns. On a
+// refusal (a moved tag, an image without a valid signature: a
+// *registry.MovedTagError or the verifier's mismatch, joined) the Report
+// is returned with the error, saying why, and no file is written; on any
+// other error the Report is nil. A file that cannot be written is
+// rewrite.Write's error.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	log := opts.Logger
 	if log == nil {
@@ -75,6 +77,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, &FileError{Err: err}
 	}
 	reg := opts.Registry
+	reg.Known = slices.Clip(reg.Known) // appended to: never the caller's array
 	for _, f := range files {
 		reg.Known = append(reg.Known, f.Refs()...)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/internal/golden"
+	"github.com/lockstep-dev/lockstep/manifest"
 )
 
 // lockstepRun runs lockstep with args and returns its stdout, stderr and
@@ -132,7 +133,7 @@ func TestManifestDigest(t *testing.T) {
 		t.Errorf("the digest depends on the formatting: %q (compact) != %q (indented)", fromStdin, indented)
 	}
 	show, _, _ := lockstepRun(t, "", "manifest", "show", "--format", "json", "testdata/v1.json")
-	var s showReport
+	var s manifest.Description
 	if err := json.Unmarshal([]byte(show), &s); err != nil || s.Digest.String()+"\n" != indented {
 		t.Errorf("show's digest %s != digest's %s (%v)", s.Digest, indented, err)
 	}

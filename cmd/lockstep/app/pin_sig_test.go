@@ -19,6 +19,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/sigtest"
 	"github.com/lockstep-dev/lockstep/internal/testenv"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
+	"github.com/lockstep-dev/lockstep/pin"
 )
 
 // signedRegistry is pinRegistry with its pins: app:v1 (one image) and
@@ -28,7 +29,7 @@ import (
 // digest, whatever the repository.
 type signedRegistry struct {
 	host string
-	pins pinReport
+	pins pin.Report
 }
 
 func newSignedRegistry(t *testing.T) *signedRegistry {
@@ -77,13 +78,13 @@ func (r *signedRegistry) refs() []string {
 
 // pinJSON runs pin (with --format json among args), wants exit code want,
 // and decodes the report.
-func pinJSON(t *testing.T, want int, args ...string) pinReport {
+func pinJSON(t *testing.T, want int, args ...string) pin.Report {
 	t.Helper()
 	out, errs, code := pinCLI(t, args...)
 	if code != want {
 		t.Fatalf("lockstep %s: exit %d, want %d\nstderr: %s", strings.Join(args, " "), code, want, errs)
 	}
-	var r pinReport
+	var r pin.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("lockstep %s: stdout does not decode: %v\n%s", strings.Join(args, " "), err, out)
 	}

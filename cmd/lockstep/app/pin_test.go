@@ -23,6 +23,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/golden"
 	"github.com/lockstep-dev/lockstep/internal/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/pin"
 )
 
 // pinCLI runs the lockstep CLI with args and a fresh pin cache, and
@@ -116,7 +117,7 @@ func TestPinJSON(t *testing.T) {
 	if after, errs, code := pinCLI(t, "pin", "app="+host+"/app:v1", "web="+host+"/multi:v1", "--format", "json"); code != ExitOK || after != out {
 		t.Errorf("pin REF... --format json = exit %d, %q (%s); want the same JSON as pin --format json REF...", code, after, errs)
 	}
-	var r pinReport
+	var r pin.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Images) != 2 || len(r.Images[1].Platforms) != 2 {
 		t.Errorf("JSON does not decode to two images, the index with two platforms: %v", err)
 	}
@@ -134,7 +135,7 @@ func writePreviousFrom(t *testing.T, refs ...string) string {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var r pinReport
+	var r pin.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestPinMovedTag(t *testing.T) {
 		}
 	}
 	out, _, code = pinCLI(t, append([]string{"--log-level", "error", "pin", "--format", "json"}, args[1:]...)...)
-	var r pinReport
+	var r pin.Report
 	if err := json.Unmarshal([]byte(out), &r); code != ExitMismatch || err != nil || len(r.Moved) != 2 || r.Moved[0].Allowed {
 		t.Errorf("json moved: exit %d, %v, report %+v", code, err, r.Moved)
 	}
@@ -191,7 +192,7 @@ func TestPinMovedTag(t *testing.T) {
 
 	// A tag@digest reference whose tag moved: refused, and reported.
 	out, _, code = pinCLI(t, "--log-level", "error", "pin", "--format", "json", strings.TrimSpace(old))
-	r = pinReport{}
+	r = pin.Report{}
 	if err := json.Unmarshal([]byte(out), &r); code != ExitMismatch || err != nil || len(r.Moved) != 1 || r.Moved[0].Previous.String() != r.Images[0].Digest.String() {
 		t.Errorf("pin --format json %s after a re-push: exit %d, %v, report %+v", strings.TrimSpace(old), code, err, r)
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
-	"github.com/lockstep-dev/lockstep/manifest/record"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/manifest/store"
+	"github.com/lockstep-dev/lockstep/record"
 	"github.com/lockstep-dev/lockstep/verify/cdn"
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
@@ -267,20 +267,12 @@ func sourceOverride(c *cli.Context) *manifest.BuildSource {
 	return s
 }
 
-// renderRecorded prints the manifest's digest (once written to a file)
-// or, with no file, the manifest itself to stdout.
+// renderRecorded says where the manifest went (stderr) and renders the
+// result: its digest once written to a file, else the manifest (stdout).
 func renderRecorded(c *cli.Context, res *record.Result) error {
-	if res.Path == "" {
-		b := res.Raw
-		if termbar.IsTerminal(c.App.Writer) {
-			b = append(b, '\n') // for the prompt; a pipe or file gets the exact bytes
-		}
-		_, err := c.App.Writer.Write(b)
-		return err
+	if m := res.Manifest; res.Path != "" {
+		logger(c).Info("wrote the manifest", "release", m.ID(), "file", res.Path, "digest", res.Digest.String(),
+			"images", len(m.Images), "assets", len(m.Assets.Files), "signature", res.Signature)
 	}
-	m := res.Manifest
-	logger(c).Info("wrote the manifest", "release", m.ID(), "file", res.Path, "digest", res.Digest.String(),
-		"images", len(m.Images), "assets", len(m.Assets.Files), "signature", res.Signature)
-	_, err := fmt.Fprintln(c.App.Writer, res.Digest)
-	return err
+	return res.Write(c.App.Writer, termbar.IsTerminal(c.App.Writer))
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/lockstep-dev/lockstep/manifest/assets"
-	"github.com/lockstep-dev/lockstep/manifest/record"
+	"github.com/lockstep-dev/lockstep/record"
 )
 
 // Record a release of one image and two assets: the image is pinned in a

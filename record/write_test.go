@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -118,5 +119,29 @@ func TestRecordEmbeds(t *testing.T) {
 	}
 	if _, err := Record(context.Background(), opts, Output{}); !verdict.IsMismatch(err) {
 		t.Errorf("Record with an unsigned image = %v, want Embed's mismatch", err)
+	}
+}
+
+func TestResultWrite(t *testing.T) {
+	raw := []byte(`{"apiVersion":"lockstep.dev/v1"}`)
+	d := manifest.SHA256(raw)
+	for _, tc := range []struct {
+		name     string
+		res      Result
+		terminal bool
+		want     string
+	}{
+		{"written to a file", Result{Raw: raw, Digest: d, Path: "release.json"}, false, d.String() + "\n"},
+		{"written to a file, on a terminal", Result{Raw: raw, Digest: d, Path: "release.json"}, true, d.String() + "\n"},
+		{"to a pipe", Result{Raw: raw, Digest: d}, false, string(raw)},
+		{"to a terminal", Result{Raw: raw, Digest: d}, true, string(raw) + "\n"},
+	} {
+		var b bytes.Buffer
+		if err := tc.res.Write(&b, tc.terminal); err != nil || b.String() != tc.want {
+			t.Errorf("%s: Write = %q, %v; want %q", tc.name, b.String(), err, tc.want)
+		}
+		if string(tc.res.Raw) != string(raw) {
+			t.Errorf("%s: Write changed Raw to %q", tc.name, tc.res.Raw)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -113,4 +114,21 @@ func Record(ctx context.Context, opts Options, out Output) (*Result, error) {
 		res.Bundle = out.Bundle
 	}
 	return res, nil
+}
+
+// Write renders the result for stdout: the manifest's digest and a
+// newline once the manifest is written to a file (Path); with no file, the
+// manifest itself, its exact bytes, followed by a newline only when
+// terminal (for the prompt: a pipe or a file gets the exact bytes).
+func (r *Result) Write(w io.Writer, terminal bool) error {
+	if r.Path != "" {
+		_, err := fmt.Fprintln(w, r.Digest)
+		return err
+	}
+	b := r.Raw
+	if terminal {
+		b = append(b[:len(b):len(b)], '\n')
+	}
+	_, err := w.Write(b)
+	return err
 }

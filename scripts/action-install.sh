@@ -34,7 +34,7 @@ if [ -z "$version" ]; then
     list=$(curl -fsSL --retry 5 --max-time 60 "${auth[@]}" "$api/repos/$repo/releases?per_page=100") ||
       { echo "lockstep install: the releases of $repo could not be listed from $api" >&2; exit 3; }
     version=$(printf '%s\n' "$list" | grep -oE '"tag_name": *"'"$ref"'\.[0-9]+\.[0-9]+"' |
-      grep -oE 'v[0-9.]+' | sort -V | tail -n1)
+      grep -oE 'v[0-9.]+' | sort -V | tail -n1) || true
     [ -n "$version" ] || { echo "lockstep install: no $ref.x.y release of $repo found" >&2; exit 3; }
     echo "lockstep install: @$ref is release $version, the newest $ref.x.y" >&2
   else

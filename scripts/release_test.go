@@ -158,6 +158,13 @@ func TestSnapshotRelease(t *testing.T) {
 				if got := extract(t, filepath.Join(dist, a), "man/man1/lockstep.1"); !bytes.Equal(got, man) {
 					t.Errorf("%s's man/man1/lockstep.1 differs from docs/man/lockstep.1", a)
 				}
+				env, err := os.ReadFile("../deploy/packaging/admit.env")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := extract(t, filepath.Join(dist, a), "systemd/admit.env"); !bytes.Equal(got, env) {
+					t.Errorf("%s's systemd/admit.env differs from deploy/packaging/admit.env", a)
+				}
 				var bom struct {
 					BOMFormat  string `json:"bomFormat"`
 					Components []struct {

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/.cache/bin:$PATH"
 
 inputs() {
-  git ls-files -co --exclude-standard -- go.mod go.sum .goreleaser.yaml '*.go' deploy/systemd deploy/packaging LICENSE README.md CHANGELOG.md |
+  git ls-files -co --exclude-standard -- go.mod go.sum .goreleaser.yaml '*.go' deploy/systemd deploy/packaging docs/man LICENSE README.md CHANGELOG.md |
     LC_ALL=C sort | while IFS= read -r f; do [ -f "$f" ] && printf '%s\n' "$f"; done |
     xargs -d '\n' sha256sum | sha256sum | cut -d' ' -f1
 }

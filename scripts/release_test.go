@@ -151,6 +151,20 @@ func TestSnapshotRelease(t *testing.T) {
 				if got := fileSHA256(t, filepath.Join(dist, a)); got != want {
 					t.Errorf("%s has SHA-256 %s, checksums.txt says %s", a, got, want)
 				}
+				man, err := os.ReadFile("../docs/man/lockstep.1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := extract(t, filepath.Join(dist, a), "man/man1/lockstep.1"); !bytes.Equal(got, man) {
+					t.Errorf("%s's man/man1/lockstep.1 differs from docs/man/lockstep.1", a)
+				}
+				env, err := os.ReadFile("../deploy/packaging/admit.env")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := extract(t, filepath.Join(dist, a), "systemd/admit.env"); !bytes.Equal(got, env) {
+					t.Errorf("%s's systemd/admit.env differs from deploy/packaging/admit.env", a)
+				}
 				var bom struct {
 					BOMFormat  string `json:"bomFormat"`
 					Components []struct {
@@ -229,7 +243,7 @@ func TestSnapshotRelease(t *testing.T) {
 		}
 	})
 
-	t.Run("the .deb installs the binary, the units and the environment file", func(t *testing.T) {
+	t.Run("the .deb installs the binary, the units, the environment file and the man pages", func(t *testing.T) {
 		deb := filepath.Join(dist, "lockstep_"+s.Version+"_"+runtime.GOARCH+".deb")
 		dpkg := requireTool(t, "dpkg")
 		root := t.TempDir()
@@ -242,6 +256,8 @@ func TestSnapshotRelease(t *testing.T) {
 			"usr/share/doc/lockstep/examples/systemd/app-ingress.service":                 "../deploy/systemd/app-ingress.service",
 			"usr/share/doc/lockstep/examples/systemd/app-ingress.service.d/lockstep.conf": "../deploy/systemd/app-ingress.service.d/lockstep.conf",
 			"etc/lockstep/admit.env":                                                      "../deploy/packaging/admit.env",
+			"usr/share/man/man1/lockstep.1":                                               "../docs/man/lockstep.1",
+			"usr/share/man/man1/lockstep-admit.1":                                         "../docs/man/lockstep-admit.1",
 		} {
 			if got, want := fileSHA256(t, filepath.Join(root, dst)), fileSHA256(t, src); got != want {
 				t.Errorf("the package's /%s differs from %s", dst, src)

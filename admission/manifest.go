@@ -110,7 +110,7 @@ func (c *checker) manifest(ctx context.Context, s *manifest.Signed, err error) *
 		// Every report says that signatures were not required.
 		c.update(func(d *Decision) { d.Unsigned = true })
 		c.add(Finding{Kind: KindManifestUnsigned, Severity: Warn, Subject: m.ID(),
-			Message: "unsigned manifests are accepted (--insecure-allow-unsigned): this manifest's signature may not have been verified"})
+			Message: "unsigned manifests are accepted: this manifest's signature may not have been verified"})
 	}
 	if now := cfg.Now(); m.Expired(now) {
 		c.add(Finding{Kind: KindManifestExpired, Subject: m.ID(), Got: now.UTC().Format(time.RFC3339), Want: "before " + m.Release.ExpiresAt.UTC().Format(time.RFC3339),

@@ -196,9 +196,9 @@ func TestParseInUse(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`{"manifestDigest":"sha256:zz"}`, `{}`, `not json`, `["x"]`} {
-		var ve *manifest.ValidationError
-		if _, err := store.ParseInUse([]byte(bad)); !errors.As(err, &ve) {
-			t.Errorf("ParseInUse(%s) = %v, want a ValidationError", bad, err)
+		var oe *verdict.OptionError
+		if _, err := store.ParseInUse([]byte(bad)); !errors.As(err, &oe) || oe.Option != "InUse" {
+			t.Errorf("ParseInUse(%s) = %v, want an OptionError of InUse", bad, err)
 		}
 	}
 }
@@ -238,13 +238,13 @@ func TestRollback(t *testing.T) {
 		t.Error("the rollback does not carry generation 1's images")
 	}
 	for _, bad := range []string{"0", "sha256:1234", "latest"} {
-		var ve *manifest.ValidationError
-		if _, err := store.Rollback(ctx, st, store.RollbackOptions{Release: "web", To: bad}); !errors.As(err, &ve) {
-			t.Errorf("Rollback(--to %s) = %v, want a ValidationError", bad, err)
+		var oe *verdict.OptionError
+		if _, err := store.Rollback(ctx, st, store.RollbackOptions{Release: "web", To: bad}); !errors.As(err, &oe) || oe.Option != "To" {
+			t.Errorf("Rollback(To %s) = %v, want an OptionError of To", bad, err)
 		}
 	}
 	if _, err := store.Rollback(ctx, st, store.RollbackOptions{Release: "web", To: "42"}); !errors.Is(err, manifest.ErrNotFound) {
-		t.Errorf("Rollback(--to 42) = %v, want ErrNotFound", err)
+		t.Errorf("Rollback(To 42) = %v, want ErrNotFound", err)
 	}
 	// An expiring release keeps its lifetime from now.
 	m := storetest.Manifest(t, "web", 7, "")
@@ -290,5 +290,17 @@ func TestChannelSource(t *testing.T) {
 	}
 	if _, err := (store.ChannelSource{Store: down{st}, Release: "web", Name: "s3://b"}).Fetch(ctx); !verdict.IsUnavailable(err) {
 		t.Errorf("Fetch(unreachable) = %v, want UnavailableError", err)
+	}
+}
+
+func TestGCNegativeKeep(t *testing.T) {
+	st := newStore(t)
+	publish(t, st, "production", 1, 2)
+	var oe *verdict.OptionError
+	if r, err := store.GC(context.Background(), st, "web", store.GCOptions{Keep: -1, Delete: true}); !errors.As(err, &oe) || oe.Option != "Keep" || r != nil {
+		t.Errorf("GC(Keep -1) = %v, %v; want an OptionError of Keep and no report", r, err)
+	}
+	if ds, err := st.List(context.Background(), "web"); err != nil || len(ds) != 2 {
+		t.Errorf("after a refused GC: %v, %v; want both manifests kept", ds, err)
 	}
 }

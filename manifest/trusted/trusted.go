@@ -316,7 +316,7 @@ func (s *Source) Fetch(ctx context.Context) (*manifest.Signed, error) {
 		}
 		age := s.State.now().Sub(at)
 		if age > s.MaxAge {
-			return nil, fmt.Errorf("the cached manifest was accepted %s ago, over --max-age %s: %w", age.Round(time.Second), s.MaxAge, err)
+			return nil, fmt.Errorf("the cached manifest was accepted %s ago, over the maximum age of %s: %w", age.Round(time.Second), s.MaxAge, err)
 		}
 		if s.Logger != nil {
 			s.Logger.Warn("store unreachable; using the cached manifest", "release", s.Release, "generation", cached.Manifest.Release.Generation, "age", age.Round(time.Second), "err", err)

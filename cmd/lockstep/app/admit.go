@@ -29,6 +29,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/internal/transport/ggcrretry"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // checkFlags are the flags of an admission check, beside sourceFlags and
@@ -147,6 +148,11 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		DefaultContainer: c.String("image"),
 		Client:           client,
 	})
+	var oe *verdict.OptionError
+	if errors.As(err, &oe) {
+		// The spec is --running's value: "--running ecs: …".
+		return admission.Config{}, usage(fmt.Errorf("--running %s", oe.Reason))
+	}
 	if err != nil {
 		return admission.Config{}, usage(err)
 	}

@@ -104,7 +104,12 @@ func agentServeOptions(c *cli.Context) (agent.ServeOptions, error) {
 		}
 		o.TLS = cfg
 	}
-	if err := o.Check(); err != nil {
+	err := o.Check()
+	if errors.Is(err, agent.ErrExposed) {
+		// In the flags' words.
+		return o, usage(fmt.Errorf("listen address %q: a non-loopback --listen needs --token-file or TLS client certificates (--tls-cert, --tls-key, --client-ca)", o.Addr))
+	}
+	if err != nil {
 		return o, usage(err)
 	}
 	return o, nil

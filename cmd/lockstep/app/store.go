@@ -219,7 +219,7 @@ func rollbackCommand() *cli.Command {
 				return err
 			}
 			r, err := store.Rollback(c.Context, st, o)
-			if err := allowUnsigned(c, err); err != nil {
+			if err := allowUnsigned(c, flagged(err, map[string]string{"To": "--to"})); err != nil {
 				return err
 			}
 			if out := c.String("output"); out != "" {
@@ -312,12 +312,12 @@ func gcCommand() *cli.Command {
 				}
 				ds, err := store.ParseInUse(b)
 				if err != nil {
-					return fmt.Errorf("%s: %w", p, err)
+					return fmt.Errorf("%s: %w", p, flagged(err, gcFlags))
 				}
 				inUse = append(inUse, ds...)
 				r, err := store.ParseRunning(b)
 				if err != nil {
-					return fmt.Errorf("%s: %w", p, err)
+					return fmt.Errorf("%s: %w", p, flagged(err, gcFlags))
 				}
 				running.Images = append(running.Images, r.Images...)
 				for rel, gens := range r.Generations {
@@ -331,6 +331,7 @@ func gcCommand() *cli.Command {
 			r, err := store.GC(c.Context, st, c.String("release"), store.GCOptions{
 				Keep: c.Int("keep"), InUse: inUse, Running: running, Delete: c.Bool("yes"), Logger: logger(c),
 			})
+			err = flagged(err, gcFlags)
 			if r != nil {
 				if f == "json" {
 					if jerr := storeJSON(c.App.Writer, r); jerr != nil && err == nil {
@@ -344,6 +345,9 @@ func gcCommand() *cli.Command {
 		},
 	}
 }
+
+// gcFlags are the flags of gc's options.
+var gcFlags = map[string]string{"Keep": "--keep", "InUse": "--in-use", "Running": "--in-use"}
 
 func storeGCText(w io.Writer, r *store.GCReport) error {
 	verb := "deleted"

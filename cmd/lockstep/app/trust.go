@@ -84,9 +84,16 @@ func trustOptions(c *cli.Context, keyFlags ...string) (o signature.Options, set 
 		return o, false, nil
 	}
 	if err := o.Check(); err != nil {
-		return o, true, usage(err)
+		return o, true, usage(flagged(err, trustOptionFlags))
 	}
 	return o, true, nil
+}
+
+// trustOptionFlags are the flags of signature.Options' fields.
+var trustOptionFlags = map[string]string{
+	"Identity.Subject": "--certificate-identity", "Identity.SubjectRegexp": "--certificate-identity-regexp",
+	"Identity.Issuer": "--certificate-oidc-issuer", "Identity.IssuerRegexp": "--certificate-oidc-issuer-regexp",
+	"TrustedRoot": "--trusted-root",
 }
 
 // trustedRoot reads --trusted-root, or fetches the public-good instance's

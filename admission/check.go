@@ -35,7 +35,9 @@ type Config struct {
 	Verifier      manifest.Verifier
 	AllowUnsigned bool
 	// Guard, if set, refuses rolled-back generations and records the
-	// accepted one (not in a dry run).
+	// accepted one (not in a dry run). When nil and Source is itself a
+	// GenerationGuard (a *trusted.Source is, by the State it falls back
+	// to), Source is the guard: the trusted state is given once.
 	Guard GenerationGuard
 	// ImageSignatures, when set (--require-image-signature), verifies the
 	// cosign signatures of the manifest image the instance runs: from the
@@ -112,6 +114,9 @@ type Config struct {
 func DefaultPlatform() string { return runtime.GOOS + "/" + runtime.GOARCH }
 
 func (c Config) withDefaults() Config {
+	if g, ok := c.Source.(GenerationGuard); ok && c.Guard == nil {
+		c.Guard = g
+	}
 	if c.Platform == "" {
 		c.Platform = DefaultPlatform()
 	}

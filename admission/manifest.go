@@ -26,7 +26,10 @@ type GenerationGuard interface {
 	Accept(ctx context.Context, s *manifest.Signed) error
 }
 
-var _ GenerationGuard = (*trusted.State)(nil)
+var (
+	_ GenerationGuard = (*trusted.State)(nil)
+	_ GenerationGuard = (*trusted.Source)(nil)
+)
 
 // refusalKind maps a refusal of the trusted state (or of its source) to
 // the finding kind it is, by type: a *trusted.RefusalError by its Kind, a

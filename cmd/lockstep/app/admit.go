@@ -2,19 +2,15 @@ package app
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -114,8 +110,9 @@ func runAdmit(c *cli.Context) error {
 
 // checkFromFlags turns sourceFlags, trustFlags and checkFlags into an
 // admission check whose requests go through client: the manifest source
-// (with the trusted cache's --max-age fallback) and, as its guard, the
-// trusted state, which refuses rollbacks and records what was admitted.
+// (with the trusted cache's --max-age fallback), which is also the check's
+// guard by its trusted state: it refuses rollbacks and records what was
+// admitted.
 func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config, error) {
 	if c.String("running") == "" {
 		return admission.Config{}, usage(errors.New("--running is required: docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX"))
@@ -157,12 +154,12 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		return admission.Config{}, usage(err)
 	}
 	// Last: it opens (creates) the state directory.
-	src, state, err := trustedSourceFromFlags(c, client)
+	src, err := trustedSourceFromFlags(c, client)
 	if err != nil {
 		return admission.Config{}, err
 	}
 	return admission.Config{
-		Source: src, Guard: state, Verifier: verifier, AllowUnsigned: insecure,
+		Source: src, Verifier: verifier, AllowUnsigned: insecure,
 		ImageSignatures: images, RequireEmbeddedSignatures: c.Bool("require-embedded-signatures"),
 		TLSWarning: c.Duration("tls-warn"),
 		Image:      c.String("image"), Running: rs, Platform: c.String("platform"),
@@ -197,16 +194,14 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 	if (c.String("lifecycle-hook") == "") != (c.String("asg") == "") {
 		return gate.Config{}, usage(errors.New("--lifecycle-hook and --asg go together"))
 	}
-	client, err := admitClient(gateOptions(c)...)
+	bundle, err := awsCABundle()
 	if err != nil {
 		return gate.Config{}, err
 	}
+	client := newClient(c, transport.DefaultPolicy(), clientOptions{Gate: true, TLS: bundle})
 	// The AWS APIs are reached on a client of their own: the instance
 	// metadata service (IMDS) is link-local by nature.
-	awsClient, err := admitClient()
-	if err != nil {
-		return gate.Config{}, err
-	}
+	awsClient := newClient(c, transport.DefaultPolicy(), clientOptions{TLS: bundle})
 	check, err := checkFromFlags(c, client)
 	if err != nil {
 		return gate.Config{}, err
@@ -221,7 +216,7 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 	}
 	if cfg.LifecycleHook != "" || cfg.TargetGroup != "" {
 		cfg.Connect = func(ctx context.Context, region string) (gate.Clients, error) {
-			ac, err := admitAWSConfig(ctx, awsClient, awsconfig.WithRegion(region))
+			ac, err := awsConfig(ctx, awsClient, awsconfig.WithRegion(region))
 			if err != nil {
 				return gate.Clients{}, err
 			}
@@ -229,7 +224,7 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 			return gate.Clients{Completer: as, Heartbeater: as, Registrar: elbv2.NewFromConfig(ac)}, nil
 		}
 		if cfg.InstanceID == "" || cfg.Region == "" {
-			ac, err := admitAWSConfig(c.Context, awsClient)
+			ac, err := awsConfig(c.Context, awsClient)
 			if err != nil {
 				return gate.Config{}, unverified(err)
 			}
@@ -237,46 +232,6 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 		}
 	}
 	return cfg, nil
-}
-
-// admitClient is the transport of the gate, with opts. It honours
-// AWS_CA_BUNDLE, as the AWS SDK would, for every endpoint.
-func admitClient(opts ...transport.Option) (*transport.Client, error) {
-	bundle := os.Getenv("AWS_CA_BUNDLE")
-	if bundle == "" {
-		return transport.New(transport.DefaultPolicy(), opts...), nil
-	}
-	pem, err := os.ReadFile(bundle)
-	if err != nil {
-		return nil, usage(fmt.Errorf("AWS_CA_BUNDLE: %w", err))
-	}
-	roots, err := x509.SystemCertPool()
-	if err != nil {
-		roots = x509.NewCertPool()
-	}
-	if !roots.AppendCertsFromPEM(pem) {
-		return nil, usage(fmt.Errorf("AWS_CA_BUNDLE %s holds no PEM certificate", bundle))
-	}
-	return transport.New(transport.DefaultPolicy(), append(opts, transport.WithTLSConfig(&tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}))...), nil
-}
-
-// admitAWSConfig loads the AWS configuration with the gate's transport as
-// HTTP client and the shared retry policy. When AWS_CA_BUNDLE is set the
-// SDK refuses a custom HTTP client at load time (it wants to add the
-// bundle itself), so the client, which already trusts the bundle, is set
-// after loading.
-func admitAWSConfig(ctx context.Context, client *transport.Client, opts ...func(*awsconfig.LoadOptions) error) (aws.Config, error) {
-	hc := &http.Client{Transport: client.Transport()}
-	opts = append(opts, awsconfig.WithRetryer(func() aws.Retryer { return gate.Retryer(client.Policy()) }))
-	if os.Getenv("AWS_CA_BUNDLE") == "" {
-		opts = append(opts, awsconfig.WithHTTPClient(hc))
-	}
-	ac, err := awsconfig.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("loading the AWS configuration: %w", err)
-	}
-	ac.HTTPClient = hc
-	return ac, nil
 }
 
 func admitKinds(d admission.Decision) string {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -135,7 +136,11 @@ func agentIdentity(c *cli.Context) (agent.Identity, error) {
 	// and, for Auto Scaling, the region from IMDS unless configured.
 	var o agent.IdentifyOptions
 	var errs []error
-	cfg, err := admitAWSConfig(ctx, transport.New(transport.DefaultPolicy()), awsconfig.WithEC2IMDSRegion())
+	bundle, err := awsCABundle()
+	var cfg aws.Config
+	if err == nil {
+		cfg, err = awsConfig(ctx, newClient(c, transport.DefaultPolicy(), clientOptions{TLS: bundle}), awsconfig.WithEC2IMDSRegion())
+	}
 	if err != nil {
 		errs = append(errs, err)
 	} else {

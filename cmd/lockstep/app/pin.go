@@ -147,7 +147,7 @@ func runPin(c *cli.Context) error {
 		return inputError("--write", err)
 	}
 	log := logger(c)
-	client := transport.New(transport.DefaultPolicy())
+	client := newClient(c, transport.DefaultPolicy(), clientOptions{})
 	sigs, err := pinSignatures(c, client)
 	if err != nil {
 		return err

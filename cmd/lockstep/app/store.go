@@ -65,7 +65,7 @@ func publishCommand() *cli.Command {
 			if err := allowUnsigned(c, store.RequireSigned(s)); err != nil {
 				return err
 			}
-			st, err := openStore(c.Context, c.String("store"), logger(c))
+			st, err := openStore(c, c.String("store"), nil)
 			if err != nil {
 				return err
 			}
@@ -123,7 +123,7 @@ func statusCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			st, err := openStore(c.Context, c.String("store"), logger(c))
+			st, err := openStore(c, c.String("store"), nil)
 			if err != nil {
 				return err
 			}
@@ -214,7 +214,7 @@ func rollbackCommand() *cli.Command {
 					return sig.Base64, sig.Bundle, nil
 				}
 			}
-			st, err := openStore(c.Context, c.String("store"), logger(c))
+			st, err := openStore(c, c.String("store"), nil)
 			if err != nil {
 				return err
 			}
@@ -324,7 +324,7 @@ func gcCommand() *cli.Command {
 					running.Generations[rel] = append(running.Generations[rel], gens...)
 				}
 			}
-			st, err := openStore(c.Context, c.String("store"), logger(c))
+			st, err := openStore(c, c.String("store"), nil)
 			if err != nil {
 				return err
 			}

@@ -28,28 +28,6 @@ import (
 	"github.com/lockstep-dev/lockstep/verdict"
 )
 
-// checkFlags are the flags of an admission check, beside sourceFlags and
-// trustFlags: what every command that runs admission.Check (admit, the
-// agent) takes. They include stateFlags (--state-dir, --max-age): the
-// trusted state is part of every check.
-func checkFlags() []cli.Flag {
-	return append(append(stateFlags(),
-		&cli.StringFlag{Name: "image", Usage: "the manifest image role this instance runs (default: the manifest's only image)", EnvVars: []string{"LOCKSTEP_IMAGE"}},
-		&cli.StringFlag{Name: "running", Usage: "where the running digest comes from: docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX", EnvVars: []string{"LOCKSTEP_RUNNING"}},
-		&cli.StringFlag{Name: "platform", Usage: "the instance's platform os/arch[/variant] (default: this binary's)"},
-		&cli.StringSliceFlag{Name: "probe", Usage: "a page of the instance to probe for served assets (repeatable)", EnvVars: []string{"LOCKSTEP_PROBE"}},
-		&cli.IntFlag{Name: "sample", Usage: "check this many more manifest assets on the CDN, drawn at random"},
-		&cli.BoolFlag{Name: "all-assets", Usage: "check every manifest asset on the CDN"},
-		&cli.StringSliceFlag{Name: "allow-host", Usage: "a third-party `HOST` (host, host:port or *.domain) pages may reference, unchecked (repeatable); any other host that is neither a CDN base nor the instance refuses", EnvVars: []string{"LOCKSTEP_ALLOW_HOST"}},
-		&cli.BoolFlag{Name: "asset-free-page", Usage: "the probed pages reference no asset, and that is expected: accept such a page (without it a page that references no asset proves nothing and refuses)", EnvVars: []string{"LOCKSTEP_ASSET_FREE_PAGE"}},
-		allowLinkLocalFlag(),
-		&cli.DurationFlag{Name: "timeout", Value: admission.DefaultTimeout, Usage: "the deadline of a check (for admit: of the whole gate, acting included)"},
-		&cli.DurationFlag{Name: "tls-warn", Value: admission.DefaultTLSWarning, Usage: "warn of a certificate, of any endpoint the check touches, that expires within this (an expired or invalid one refuses)", EnvVars: []string{"LOCKSTEP_TLS_WARN"}},
-		&cli.BoolFlag{Name: "require-image-signature", Usage: "verify the cosign signatures of the image this instance runs (the gate's platform must be signed), from the material embedded in the manifest, else from the registry", EnvVars: []string{"LOCKSTEP_REQUIRE_IMAGE_SIGNATURE"}},
-		&cli.BoolFlag{Name: "require-embedded-signatures", Usage: "verify image signatures from the manifest's embedded material only: a manifest that embeds none for the image is refused, the registry never asked (implies --require-image-signature)", EnvVars: []string{"LOCKSTEP_REQUIRE_EMBEDDED_SIGNATURES"}},
-	), imageSignatureFlags()...)
-}
-
 func admitCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "report", Usage: "also write the JSON decision to `FILE` (atomically)"},
@@ -68,7 +46,7 @@ func admitCommand() *cli.Command {
 		Usage: "the boot gate: admit this instance only if it runs the release and serves its assets",
 		UsageText: "lockstep admit (--manifest SRC --release NAME | --store URL --release NAME [--channel NAME]) --image NAME --running SOURCE\n" +
 			"   [--state-dir DIR] [--max-age D] [--probe URL...] [--sample N|--all-assets] [--report FILE] [--format text|json] [--dry-run]",
-		Flags:  slices.Concat(sourceFlags(), trustFlags(), checkFlags(), flags),
+		Flags:  append(consumerFlags(), flags...),
 		Action: runAdmit,
 	}
 }

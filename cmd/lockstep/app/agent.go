@@ -34,7 +34,7 @@ func agentCommand() *cli.Command {
 		Name:      "agent",
 		Usage:     "re-run the admission check on an interval and serve the instance's status, health and metrics",
 		UsageText: "lockstep agent [--listen ADDR] [--token-file FILE | --tls-cert FILE --tls-key FILE --client-ca FILE] (--manifest SRC | --store URL) --release NAME --image NAME --running SOURCE [--probe URL...]",
-		Flags:     append(flags, agentCheckFlags()...),
+		Flags:     append(flags, consumerFlags()...),
 		Action:    runAgent,
 		// An unknown or malformed flag is a usage error (exit 2).
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(err) },

@@ -1,8 +1,6 @@
 package app
 
 import (
-	"slices"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/admission/agent"
@@ -11,9 +9,6 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/store"
 	"github.com/lockstep-dev/lockstep/manifest/trusted"
 )
-
-// agentCheckFlags are the admission check's flags, the same as admit's.
-func agentCheckFlags() []cli.Flag { return slices.Concat(sourceFlags(), trustFlags(), checkFlags()) }
 
 // agentChecker builds the check the agent re-runs from the same flags as
 // admit (checkFromFlags), and, when the manifest comes from a store

@@ -166,3 +166,15 @@ func newS3Client(ctx context.Context, tc *transport.Client) (*s3.Client, error) 
 	}
 	return s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = pathStyle }), nil
 }
+
+// gateOptions are the rules of every request the probe, the agent and
+// the fleet check send: never follow a redirect to another origin, and
+// never contact a link-local or metadata address unless
+// --allow-link-local.
+func gateOptions(c *cli.Context) []transport.Option {
+	opts := []transport.Option{transport.WithSameOriginRedirects()}
+	if !c.Bool("allow-link-local") {
+		opts = append(opts, transport.WithDeniedAddresses(transport.LinkLocal...))
+	}
+	return opts
+}

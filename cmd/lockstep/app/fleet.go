@@ -32,7 +32,7 @@ func fleetCommand() *cli.Command {
 }
 
 func fleetCheckCommand() *cli.Command {
-	flags := append(sourceFlags(), trustFlags()...)
+	flags := acceptFlags()
 	flags = append(flags,
 		&cli.StringSliceFlag{Name: "targets", Usage: "instances to check: asg:NAME, tg:ARN, ec2-tag:KEY=VALUE, file:PATH or status URLs (repeatable; arguments are targets too)"},
 		&cli.IntFlag{Name: "agent-port", Value: fleet.DefaultAgentPort, Usage: "the agent's port on discovered instances"},

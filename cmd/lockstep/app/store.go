@@ -24,10 +24,6 @@ import (
 // maxReportSize bounds a fleet report read by gc --in-use, in bytes.
 const maxReportSize = 64 << 20
 
-func storeByFlag() *cli.StringFlag {
-	return &cli.StringFlag{Name: "by", Usage: "who moves the channel, recorded in the pointer (default: the GitHub Actions run, or user@host)", EnvVars: []string{"LOCKSTEP_PUBLISHER"}}
-}
-
 // storeBy is --by or a default naming the CI run or the user.
 func storeBy(c *cli.Context) string {
 	if by := c.String("by"); by != "" {
@@ -80,11 +76,6 @@ func publishCommand() *cli.Command {
 			return err
 		},
 	}
-}
-
-// allowUnsignedFlag is --allow-unsigned of the commands that publish.
-func allowUnsignedFlag() *cli.BoolFlag {
-	return &cli.BoolFlag{Name: "allow-unsigned", Usage: "publish a manifest that has no signature (consumers that require signatures refuse it)"}
 }
 
 // allowUnsigned turns an *store.UnsignedError into a usage error that

@@ -13,28 +13,6 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/trusted"
 )
 
-// storeURLFlag is --store, required by the store's own commands.
-func storeURLFlag() *cli.StringFlag {
-	return &cli.StringFlag{Name: "store", Usage: "the manifest store: file:///DIR, a directory, or s3://BUCKET/PREFIX", EnvVars: []string{"LOCKSTEP_STORE"}, Required: true}
-}
-
-func storeChannelFlag() *cli.StringFlag {
-	return &cli.StringFlag{Name: "channel", Value: store.DefaultChannel, Usage: "the channel", EnvVars: []string{"LOCKSTEP_CHANNEL"}}
-}
-
-func storeReleaseFlag() *cli.StringFlag {
-	return &cli.StringFlag{Name: "release", Usage: "the release name", EnvVars: []string{"LOCKSTEP_RELEASE"}, Required: true}
-}
-
-// storeFlags are --store (optional here) and --channel, for a command
-// that can read a store without being a consumer (record --generation
-// auto).
-func storeFlags() []cli.Flag {
-	url := storeURLFlag()
-	url.Required = false
-	return []cli.Flag{url, storeChannelFlag()}
-}
-
 // channelSourceFromFlags is the store branch of sourceFromFlags; an
 // s3:// store sends on client (nil: its own).
 func channelSourceFromFlags(c *cli.Context, url string, client *transport.Client) (manifest.Source, error) {
@@ -50,14 +28,6 @@ func channelSourceFromFlags(c *cli.Context, url string, client *transport.Client
 		return nil, err
 	}
 	return store.ChannelSource{Store: st, Release: release, Channel: c.String("channel"), Name: url}, nil
-}
-
-// stateFlags are the trusted-state flags of every consumer.
-func stateFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "state-dir", Value: trusted.DefaultDir, Usage: "where the trusted state (the highest generation accepted per release) is kept", EnvVars: []string{"LOCKSTEP_STATE_DIR"}},
-		&cli.DurationFlag{Name: "max-age", Usage: "when the store is unreachable, accept the last accepted manifest if it was accepted at most this long ago (0: refuse)", EnvVars: []string{"LOCKSTEP_MAX_AGE"}},
-	}
 }
 
 // trustedSourceFromFlags is where the source flags and the state flags

@@ -16,7 +16,7 @@ func webhookCommand() *cli.Command {
 		Description: "Serves POST /validate (admission.k8s.io/v1 AdmissionReview), /healthz, /readyz and /metrics over TLS.\n" +
 			"Follows the manifest source, re-fetching it every --refresh; until a first verified manifest is loaded,\n" +
 			"every review is denied and /readyz is 503. Runs until SIGINT or SIGTERM.",
-		Flags: append(append([]cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: ":8443", Usage: "the address to serve HTTPS on", EnvVars: []string{"LOCKSTEP_LISTEN"}},
 			&cli.StringFlag{Name: "tls-cert", Usage: "required: the serving certificate (PEM, with its chain), re-read when it changes", EnvVars: []string{"LOCKSTEP_TLS_CERT"}},
 			&cli.StringFlag{Name: "tls-key", Usage: "required: the serving key (PEM), re-read when it changes", EnvVars: []string{"LOCKSTEP_TLS_KEY"}},
@@ -24,7 +24,7 @@ func webhookCommand() *cli.Command {
 			&cli.StringFlag{Name: "unmanaged", Value: string(webhook.DenyUnmanaged), Usage: "images from repositories the manifest does not govern: allow or deny", EnvVars: []string{"LOCKSTEP_UNMANAGED"}},
 			registryAliasFlag(),
 			&cli.DurationFlag{Name: "refresh", Value: 30 * time.Second, Usage: "how often to re-fetch the manifest (±10% jitter)", EnvVars: []string{"LOCKSTEP_REFRESH"}},
-		}, sourceFlags()...), trustFlags()...),
+		}, acceptFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.String("tls-cert") == "" || c.String("tls-key") == "" {
 				return usage(fmt.Errorf("--tls-cert and --tls-key are required"))

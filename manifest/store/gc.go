@@ -34,6 +34,31 @@ type GCOptions struct {
 	Logger *slog.Logger
 }
 
+// AddReport adds what a fleet report says is in use to o: its manifest
+// digests to InUse (ParseInUse) and what its instances run to Running
+// (ParseRunning). A JSON list of manifest digests is a report too. A
+// document that is neither is a *verdict.OptionError (of InUse or
+// Running), and o is left as it was.
+func (o *GCOptions) AddReport(data []byte) error {
+	ds, err := ParseInUse(data)
+	if err != nil {
+		return err
+	}
+	r, err := ParseRunning(data)
+	if err != nil {
+		return err
+	}
+	o.InUse = append(o.InUse, ds...)
+	o.Running.Images = append(o.Running.Images, r.Images...)
+	if o.Running.Generations == nil {
+		o.Running.Generations = map[string][]int64{}
+	}
+	for rel, gens := range r.Generations {
+		o.Running.Generations[rel] = append(o.Running.Generations[rel], gens...)
+	}
+	return nil
+}
+
 // GCReport is what GC found and did. Its JSON shape is documented in the
 // README.
 type GCReport struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -302,5 +303,28 @@ func TestGCNegativeKeep(t *testing.T) {
 	}
 	if ds, err := st.List(context.Background(), "web"); err != nil || len(ds) != 2 {
 		t.Errorf("after a refused GC: %v, %v; want both manifests kept", ds, err)
+	}
+}
+
+func TestGCOptionsAddReport(t *testing.T) {
+	d := func(c string) string { return "sha256:" + strings.Repeat(c, 64) }
+	var o store.GCOptions
+	if err := o.AddReport([]byte(`["` + d("1") + `"]`)); err != nil {
+		t.Fatal(err)
+	}
+	report := `{"manifestDigest":"` + d("2") + `","instances":[{"release":"web","generation":3,"running":"` + d("3") + `"}]}`
+	if err := o.AddReport([]byte(report)); err != nil {
+		t.Fatal(err)
+	}
+	want := store.GCOptions{
+		InUse:   []manifest.Digest{manifest.MustParseDigest(d("1")), manifest.MustParseDigest(d("2"))},
+		Running: store.Running{Images: []manifest.Digest{manifest.MustParseDigest(d("3"))}, Generations: map[string][]int64{"web": {3}}},
+	}
+	if !reflect.DeepEqual(o, want) {
+		t.Errorf("after two reports: %+v, want %+v", o, want)
+	}
+	var oe *verdict.OptionError
+	if err := o.AddReport([]byte(`{}`)); !errors.As(err, &oe) || !reflect.DeepEqual(o, want) {
+		t.Errorf("AddReport({}) = %v, options %+v; want an OptionError and the options unchanged", err, o)
 	}
 }

@@ -294,34 +294,21 @@ func gcCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			var inUse []manifest.Digest
-			running := store.Running{Generations: map[string][]int64{}}
+			o := store.GCOptions{Keep: c.Int("keep"), Delete: c.Bool("yes"), Logger: logger(c)}
 			for _, p := range c.StringSlice("in-use") {
 				b, err := regfile.Read(p, maxReportSize)
 				if err != nil {
 					return usage(err)
 				}
-				ds, err := store.ParseInUse(b)
-				if err != nil {
+				if err := o.AddReport(b); err != nil {
 					return fmt.Errorf("%s: %w", p, flagged(err, gcFlags))
-				}
-				inUse = append(inUse, ds...)
-				r, err := store.ParseRunning(b)
-				if err != nil {
-					return fmt.Errorf("%s: %w", p, flagged(err, gcFlags))
-				}
-				running.Images = append(running.Images, r.Images...)
-				for rel, gens := range r.Generations {
-					running.Generations[rel] = append(running.Generations[rel], gens...)
 				}
 			}
 			st, err := openStore(c, c.String("store"), nil)
 			if err != nil {
 				return err
 			}
-			r, err := store.GC(c.Context, st, c.String("release"), store.GCOptions{
-				Keep: c.Int("keep"), InUse: inUse, Running: running, Delete: c.Bool("yes"), Logger: logger(c),
-			})
+			r, err := store.GC(c.Context, st, c.String("release"), o)
 			err = flagged(err, gcFlags)
 			if r != nil {
 				if f == "json" {

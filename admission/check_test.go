@@ -456,18 +456,25 @@ type refusingSource struct{ err error }
 
 func (s refusingSource) Fetch(context.Context) (*manifest.Signed, error) { return nil, s.err }
 
+// trustedFixture is a fixture, an empty trusted state, and the fixture's
+// config.
+func trustedFixture(t *testing.T) (*fixture, *trusted.State, admission.Config) {
+	t.Helper()
+	fx := newFixture(t, v1Assets, v1Page)
+	state, err := trusted.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fx, state, fx.config(amd64Conf.String())
+}
+
 // TestCheckTrustedState runs Check with the real trusted state as its
 // guard: admitted generation 7 is recorded (not on a dry run), a lower
 // generation is manifest-rollback, and a source's refusal maps by its
 // kind.
 func TestCheckTrustedState(t *testing.T) {
 	ctx := context.Background()
-	fx := newFixture(t, v1Assets, v1Page)
-	state, err := trusted.Open(filepath.Join(t.TempDir(), "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := fx.config(amd64Conf.String())
+	fx, state, cfg := trustedFixture(t)
 	cfg.Guard = state
 	cfg.DryRun = true
 	if d := admission.Check(ctx, cfg); !d.Allowed {
@@ -501,5 +508,24 @@ func TestCheckTrustedState(t *testing.T) {
 		if d := admission.Check(ctx, cfg); d.Allowed || !d.Has(want) {
 			t.Errorf("a source refusing with %s: want a %s finding, got:\n%s", kind, want, dump(d))
 		}
+	}
+}
+
+// TestCheckSourceGuards: a *trusted.Source given as the Source, with no
+// Guard, is the guard by its State: the trusted state is given once.
+func TestCheckSourceGuards(t *testing.T) {
+	ctx := context.Background()
+	fx, state, cfg := trustedFixture(t)
+	cfg.Source = &trusted.Source{Upstream: cfg.Source, State: state, Release: "store-web"}
+	if d := admission.Check(ctx, cfg); !d.Allowed {
+		t.Fatalf("refused:\n%s", dump(d))
+	}
+	if rec, ok, err := state.Get("store-web"); err != nil || !ok || rec.Generation != 7 {
+		t.Fatalf("state after admitting 7 through the source = %+v %v %v; want generation 7 recorded", rec, ok, err)
+	}
+	fx.m.Release.Generation = 6
+	fx.write(t)
+	if d := admission.Check(ctx, cfg); d.Allowed || !d.Has(admission.KindManifestRollback) {
+		t.Errorf("generation 6 after 7 through the source: want a manifest-rollback refusal, got:\n%s", dump(d))
 	}
 }

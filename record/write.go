@@ -69,7 +69,7 @@ func Record(ctx context.Context, opts Options, out Output) (*Result, error) {
 	res := &Result{Manifest: m}
 	if out.CheckCDN != nil {
 		if len(m.Assets.Files) == 0 {
-			return nil, &manifest.ValidationError{Field: "assets", Reason: "the CDN check needs assets to check: give --assets"}
+			return nil, &manifest.ValidationError{Field: "assets", Reason: "the CDN check needs assets to check: give an asset directory"}
 		}
 		rep, err := cdn.Check(ctx, m.Assets, *out.CheckCDN)
 		if err != nil {

@@ -70,3 +70,20 @@ func IsUnavailable(err error) bool {
 	var ue *UnavailableError
 	return errors.As(err, &ue)
 }
+
+// OptionError says that an option given to a library call is invalid: a
+// usage error (exit 2), neither a mismatch nor a dependency down. Option
+// names it in the library's own words (a field of its options, e.g.
+// "Keep"; alternatives joined by " or "), never a CLI flag: a CLI that
+// wraps it names its own flag instead. Bad manifest content is a
+// manifest.ValidationError, not an OptionError.
+type OptionError struct {
+	Option string
+	Reason string
+	// Err is the cause, if any.
+	Err error
+}
+
+func (e *OptionError) Error() string { return e.Option + ": " + e.Reason }
+
+func (e *OptionError) Unwrap() error { return e.Err }

@@ -39,7 +39,7 @@ type ServeOptions struct {
 
 // ErrExposed is returned for a non-loopback address without a token or
 // client certificates.
-var ErrExposed = errors.New("a non-loopback --listen needs --token-file or TLS client certificates (--tls-cert, --tls-key, --client-ca)")
+var ErrExposed = errors.New("a non-loopback address needs a token or client certificates")
 
 // Check returns an error for options that would expose the status and
 // metrics without authentication, or that are incomplete.

@@ -88,7 +88,7 @@ func (e *ECS) pick(ctx context.Context, cs []ecsContainer) (*ecsContainer, error
 		return nil, err
 	}
 	if self.Name == "" {
-		return nil, fmt.Errorf("ecs task has %d containers (%s); name one with --running ecs:NAME: %w", len(cs), strings.Join(names, ", "), ErrAmbiguous)
+		return nil, fmt.Errorf("ecs task has %d containers (%s); name one as ecs:NAME: %w", len(cs), strings.Join(names, ", "), ErrAmbiguous)
 	}
 	return &self, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // Source reports what is running. Observe returns an
@@ -119,7 +120,8 @@ type Options struct {
 //	file:PATH            a file holding a digest (or name@digest)
 //	digest:sha256:HEX    a digest given explicitly
 //
-// An unknown spec is an error.
+// An unknown or incomplete spec is a *verdict.OptionError of "spec"
+// (ecs without Options.ECSMetadataURI is incomplete).
 func Parse(spec string, opt Options) (Source, error) {
 	kind, arg, _ := strings.Cut(spec, ":")
 	switch kind {
@@ -127,7 +129,7 @@ func Parse(spec string, opt Options) (Source, error) {
 		return NewDocker(opt.DockerHost, arg, opt)
 	case "ecs":
 		if opt.ECSMetadataURI == "" {
-			return nil, fmt.Errorf("--running ecs: ECS_CONTAINER_METADATA_URI_V4 is not set (not on ECS?)")
+			return nil, &verdict.OptionError{Option: "spec", Reason: "ecs: ECS_CONTAINER_METADATA_URI_V4 is not set (not on ECS?)"}
 		}
 		client := opt.Client
 		if client == nil {
@@ -136,16 +138,16 @@ func Parse(spec string, opt Options) (Source, error) {
 		return &ECS{URI: opt.ECSMetadataURI, Container: arg, Default: opt.DefaultContainer, Client: client}, nil
 	case "file":
 		if arg == "" {
-			return nil, fmt.Errorf("--running file:PATH: no path")
+			return nil, &verdict.OptionError{Option: "spec", Reason: "file:PATH: no path"}
 		}
 		return File{Path: arg}, nil
 	case "digest":
 		if arg == "" {
-			return nil, fmt.Errorf("--running digest:sha256:HEX: no digest")
+			return nil, &verdict.OptionError{Option: "spec", Reason: "digest:sha256:HEX: no digest"}
 		}
 		return Given{Value: arg}, nil
 	}
-	return nil, fmt.Errorf("--running %q: want docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX", spec)
+	return nil, &verdict.OptionError{Option: "spec", Reason: fmt.Sprintf("%q: want docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX", spec)}
 }
 
 // isLoopback reports whether host (without port) is a loopback address.

@@ -183,8 +183,9 @@ func TestECS(t *testing.T) {
 			check(t, o, tt.wantSource, tt.wantID, nil, tt.wantUnpin)
 		})
 	}
-	if _, err := running.Parse("ecs", running.Options{}); err == nil {
-		t.Error("Parse(ecs) without ECS_CONTAINER_METADATA_URI_V4 succeeded")
+	var oe *verdict.OptionError
+	if _, err := running.Parse("ecs", running.Options{}); !errors.As(err, &oe) || oe.Option != "spec" {
+		t.Errorf("Parse(ecs) without ECS_CONTAINER_METADATA_URI_V4 = %v, want an OptionError of spec", err)
 	}
 	src, _ := running.Parse("ecs:app", running.Options{ECSMetadataURI: "http://127.0.0.1:1/v4/x", Policy: fast})
 	if _, err := src.Observe(context.Background()); !verdict.IsUnavailable(err) {
@@ -236,8 +237,9 @@ func TestFileAndGiven(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "k8s", "file:", "digest:", "containerd:web"} {
-		if _, err := running.Parse(bad, running.Options{}); err == nil {
-			t.Errorf("Parse(%q) succeeded", bad)
+		var oe *verdict.OptionError
+		if _, err := running.Parse(bad, running.Options{}); !errors.As(err, &oe) || oe.Option != "spec" {
+			t.Errorf("Parse(%q) = %v, want an OptionError of spec", bad, err)
 		}
 	}
 }

@@ -221,7 +221,7 @@ func (a *Accepted) judge(image string, unmanaged Unmanaged) verdict {
 		if unmanaged == AllowUnmanaged {
 			return verdict{}
 		}
-		return f(KindImageUnmanaged, "", "repository %s is not governed by release %s (--unmanaged deny)", repo, a.ID())
+		return f(KindImageUnmanaged, "", "repository %s is not governed by release %s (unmanaged images are denied)", repo, a.ID())
 	}
 	want := wantDigests(images)
 	pinned, ok := ref.(name.Digest)

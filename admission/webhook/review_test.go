@@ -195,7 +195,7 @@ func TestDenialMessages(t *testing.T) {
 			`is not one of release store-web@42's digests for registry.lockstep.test/store/migrate (sha256:6666`,
 		}},
 		{"pod-unmanaged.json", []string{
-			`container "exporter" image "quay.io/prometheus/node-exporter:v1.8.2": repository quay.io/prometheus/node-exporter is not governed by release store-web@42 (--unmanaged deny)`,
+			`container "exporter" image "quay.io/prometheus/node-exporter:v1.8.2": repository quay.io/prometheus/node-exporter is not governed by release store-web@42 (unmanaged images are denied)`,
 		}},
 		{"pod-ephemeral.json", []string{
 			`Pod ephemeralcontainers store/web-7d4b9c8f6-x2x9q`,

@@ -289,18 +289,25 @@ func TestOptionsCheck(t *testing.T) {
 		name string
 		o    signature.Options
 		ok   bool
+		// option is the Option of the *verdict.OptionError expected, if any.
+		option string
 	}{
-		{"key", signature.Options{Key: key}, true},
-		{"keyless", signature.Options{Identity: id, TrustedRoot: tr}, true},
-		{"nothing", signature.Options{}, false},
-		{"both", signature.Options{Key: key, Identity: id, TrustedRoot: tr}, false},
-		{"keyless without a trusted root", signature.Options{Identity: id}, false},
-		{"keyless without an issuer", signature.Options{Identity: &signature.Identity{Subject: "a"}, TrustedRoot: tr}, false},
-		{"keyless without a subject", signature.Options{Identity: &signature.Identity{Issuer: "a"}, TrustedRoot: tr}, false},
-		{"bad regexp", signature.Options{Identity: &signature.Identity{SubjectRegexp: "(", Issuer: "a"}, TrustedRoot: tr}, false},
+		{"key", signature.Options{Key: key}, true, ""},
+		{"keyless", signature.Options{Identity: id, TrustedRoot: tr}, true, ""},
+		{"nothing", signature.Options{}, false, ""},
+		{"both", signature.Options{Key: key, Identity: id, TrustedRoot: tr}, false, ""},
+		{"keyless without a trusted root", signature.Options{Identity: id}, false, "TrustedRoot"},
+		{"keyless without an issuer", signature.Options{Identity: &signature.Identity{Subject: "a"}, TrustedRoot: tr}, false, "Identity.Issuer or Identity.IssuerRegexp"},
+		{"keyless without a subject", signature.Options{Identity: &signature.Identity{Issuer: "a"}, TrustedRoot: tr}, false, "Identity.Subject or Identity.SubjectRegexp"},
+		{"bad regexp", signature.Options{Identity: &signature.Identity{SubjectRegexp: "(", Issuer: "a"}, TrustedRoot: tr}, false, ""},
 	} {
-		if err := tc.o.Check(); (err == nil) != tc.ok {
+		err := tc.o.Check()
+		if (err == nil) != tc.ok {
 			t.Errorf("%s: Check = %v, want ok=%v", tc.name, err, tc.ok)
+		}
+		var oe *verdict.OptionError
+		if tc.option != "" && (!errors.As(err, &oe) || oe.Option != tc.option) {
+			t.Errorf("%s: Check = %v, want an OptionError of %s", tc.name, err, tc.option)
 		}
 	}
 }

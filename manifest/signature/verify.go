@@ -17,6 +17,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature/options"
 
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // Identity is the keyless signer a certificate must name: its subject
@@ -33,10 +34,10 @@ type Identity struct {
 
 func (id *Identity) check() error {
 	if id.Subject == "" && id.SubjectRegexp == "" {
-		return errors.New("keyless verification needs --certificate-identity or --certificate-identity-regexp")
+		return &verdict.OptionError{Option: "Identity.Subject or Identity.SubjectRegexp", Reason: "keyless verification needs one"}
 	}
 	if id.Issuer == "" && id.IssuerRegexp == "" {
-		return errors.New("keyless verification needs --certificate-oidc-issuer or --certificate-oidc-issuer-regexp")
+		return &verdict.OptionError{Option: "Identity.Issuer or Identity.IssuerRegexp", Reason: "keyless verification needs one"}
 	}
 	for _, re := range []string{id.SubjectRegexp, id.IssuerRegexp} {
 		if _, err := regexp.Compile(re); err != nil {
@@ -82,7 +83,9 @@ type Options struct {
 	IgnoreSCT bool
 }
 
-// Check reports a configuration error in o.
+// Check reports a configuration error in o; a keyless identity without a
+// subject or an issuer, or without a trusted root, is a
+// *verdict.OptionError naming the missing field.
 func (o Options) Check() error {
 	switch {
 	case o.Key != nil && o.Identity != nil:
@@ -94,7 +97,7 @@ func (o Options) Check() error {
 			return err
 		}
 		if o.TrustedRoot == nil {
-			return errors.New("keyless verification needs a trusted root (--trusted-root)")
+			return &verdict.OptionError{Option: "TrustedRoot", Reason: "keyless verification needs one"}
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"sort"
 
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // GCOptions says what GC may take.
@@ -31,6 +32,31 @@ type GCOptions struct {
 	Delete bool
 	// Logger logs each delete at Info (default: none).
 	Logger *slog.Logger
+}
+
+// AddReport adds what a fleet report says is in use to o: its manifest
+// digests to InUse (ParseInUse) and what its instances run to Running
+// (ParseRunning). A JSON list of manifest digests is a report too. A
+// document that is neither is a *verdict.OptionError (of InUse or
+// Running), and o is left as it was.
+func (o *GCOptions) AddReport(data []byte) error {
+	ds, err := ParseInUse(data)
+	if err != nil {
+		return err
+	}
+	r, err := ParseRunning(data)
+	if err != nil {
+		return err
+	}
+	o.InUse = append(o.InUse, ds...)
+	o.Running.Images = append(o.Running.Images, r.Images...)
+	if o.Running.Generations == nil {
+		o.Running.Generations = map[string][]int64{}
+	}
+	for rel, gens := range r.Generations {
+		o.Running.Generations[rel] = append(o.Running.Generations[rel], gens...)
+	}
+	return nil
 }
 
 // GCReport is what GC found and did. Its JSON shape is documented in the
@@ -72,7 +98,7 @@ const (
 func GC(ctx context.Context, st manifest.Store, release string, o GCOptions) (*GCReport, error) {
 	log := logger(o.Logger)
 	if o.Keep < 0 {
-		return nil, &manifest.ValidationError{Field: "--keep", Reason: "must not be negative"}
+		return nil, &verdict.OptionError{Option: "Keep", Reason: "must not be negative"}
 	}
 	ds, err := st.List(ctx, release)
 	if err != nil {
@@ -201,19 +227,20 @@ func liveSet(ctx context.Context, st manifest.Store, release string) (map[manife
 // ParseInUse reads the digests a fleet report says are running: every
 // string value of a "manifestDigest" key anywhere in a JSON document, or,
 // for a document that is a JSON list of strings, each of them. Any other
-// shape, or a value that is not a digest, is a *manifest.ValidationError.
+// shape, or a value that is not a digest, is a *verdict.OptionError of
+// InUse.
 func ParseInUse(data []byte) ([]manifest.Digest, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, &manifest.ValidationError{Field: "--in-use", Reason: "not JSON: " + err.Error(), Err: err}
+		return nil, &verdict.OptionError{Option: "InUse", Reason: "not JSON: " + err.Error(), Err: err}
 	}
 	var out []manifest.Digest
 	add := func(s string) error {
 		d, err := manifest.ParseDigest(s)
 		if err != nil {
-			return &manifest.ValidationError{Field: "--in-use", Reason: err.Error(), Err: err}
+			return &verdict.OptionError{Option: "InUse", Reason: err.Error(), Err: err}
 		}
 		out = append(out, d)
 		return nil
@@ -257,7 +284,7 @@ func ParseInUse(data []byte) ([]manifest.Digest, error) {
 		return nil, err
 	}
 	if len(out) == 0 {
-		return nil, &manifest.ValidationError{Field: "--in-use", Reason: `no "manifestDigest" value and not a list of digests: is this a fleet report?`}
+		return nil, &verdict.OptionError{Option: "InUse", Reason: `no "manifestDigest" value and not a list of digests: is this a fleet report?`}
 	}
 	return out, nil
 }
@@ -293,13 +320,13 @@ func (r Running) names(m *manifest.Manifest) bool {
 // object that also names its "release" (the top-level "manifest", what the
 // fleet is checked against, aside). A document with none of them (a list
 // of digests) gives an empty Running; a value that is not a digest is a
-// *manifest.ValidationError.
+// *verdict.OptionError of Running.
 func ParseRunning(data []byte) (Running, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return Running{}, &manifest.ValidationError{Field: "--in-use", Reason: "not JSON: " + err.Error(), Err: err}
+		return Running{}, &verdict.OptionError{Option: "Running", Reason: "not JSON: " + err.Error(), Err: err}
 	}
 	r := Running{Generations: map[string][]int64{}}
 	add := func(s string) error {
@@ -308,7 +335,7 @@ func ParseRunning(data []byte) (Running, error) {
 		}
 		d, err := manifest.ParseDigest(s)
 		if err != nil {
-			return &manifest.ValidationError{Field: "--in-use", Reason: err.Error(), Err: err}
+			return &verdict.OptionError{Option: "Running", Reason: err.Error(), Err: err}
 		}
 		if !slices.Contains(r.Images, d) {
 			r.Images = append(r.Images, d)

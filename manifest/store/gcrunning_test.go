@@ -3,12 +3,14 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
 	"github.com/lockstep-dev/lockstep/manifest/store"
 	"github.com/lockstep-dev/lockstep/manifest/storetest"
+	"github.com/lockstep-dev/lockstep/verdict"
 	"github.com/lockstep-dev/lockstep/verify/fleet"
 )
 
@@ -94,7 +96,8 @@ func TestGCKeepsWhatRuns(t *testing.T) {
 	if r, err := store.ParseRunning([]byte(`["` + g(1).Digest.String() + `"]`)); err != nil || len(r.Images) != 0 || len(r.Generations) != 0 {
 		t.Errorf("ParseRunning(a digest list) = %+v, %v; want nothing", r, err)
 	}
-	if _, err := store.ParseRunning([]byte(`{"groups":[{"running":"sha256:nope"}]}`)); err == nil {
-		t.Error("ParseRunning accepted a running value that is not a digest")
+	var oe *verdict.OptionError
+	if _, err := store.ParseRunning([]byte(`{"groups":[{"running":"sha256:nope"}]}`)); !errors.As(err, &oe) || oe.Option != "Running" {
+		t.Errorf("ParseRunning(a running value that is not a digest) = %v, want an OptionError of Running", err)
 	}
 }

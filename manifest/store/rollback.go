@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // RollbackOptions says what to roll back to.
@@ -110,7 +111,7 @@ func find(ctx context.Context, st manifest.Store, release, channel, to string) (
 	}
 	gen, err := strconv.ParseInt(to, 10, 64)
 	if err != nil || gen < 1 {
-		return nil, &manifest.ValidationError{Field: "--to", Reason: fmt.Sprintf("%q is neither a digest (sha256:…) nor a generation", to)}
+		return nil, &verdict.OptionError{Option: "To", Reason: fmt.Sprintf("%q is neither a digest (sha256:…) nor a generation", to)}
 	}
 	if p, err := st.Channel(ctx, release, channel); err == nil {
 		for _, h := range p.History {

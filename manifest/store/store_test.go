@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -196,9 +197,9 @@ func TestParseInUse(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`{"manifestDigest":"sha256:zz"}`, `{}`, `not json`, `["x"]`} {
-		var ve *manifest.ValidationError
-		if _, err := store.ParseInUse([]byte(bad)); !errors.As(err, &ve) {
-			t.Errorf("ParseInUse(%s) = %v, want a ValidationError", bad, err)
+		var oe *verdict.OptionError
+		if _, err := store.ParseInUse([]byte(bad)); !errors.As(err, &oe) || oe.Option != "InUse" {
+			t.Errorf("ParseInUse(%s) = %v, want an OptionError of InUse", bad, err)
 		}
 	}
 }
@@ -238,13 +239,13 @@ func TestRollback(t *testing.T) {
 		t.Error("the rollback does not carry generation 1's images")
 	}
 	for _, bad := range []string{"0", "sha256:1234", "latest"} {
-		var ve *manifest.ValidationError
-		if _, err := store.Rollback(ctx, st, store.RollbackOptions{Release: "web", To: bad}); !errors.As(err, &ve) {
-			t.Errorf("Rollback(--to %s) = %v, want a ValidationError", bad, err)
+		var oe *verdict.OptionError
+		if _, err := store.Rollback(ctx, st, store.RollbackOptions{Release: "web", To: bad}); !errors.As(err, &oe) || oe.Option != "To" {
+			t.Errorf("Rollback(To %s) = %v, want an OptionError of To", bad, err)
 		}
 	}
 	if _, err := store.Rollback(ctx, st, store.RollbackOptions{Release: "web", To: "42"}); !errors.Is(err, manifest.ErrNotFound) {
-		t.Errorf("Rollback(--to 42) = %v, want ErrNotFound", err)
+		t.Errorf("Rollback(To 42) = %v, want ErrNotFound", err)
 	}
 	// An expiring release keeps its lifetime from now.
 	m := storetest.Manifest(t, "web", 7, "")
@@ -290,5 +291,40 @@ func TestChannelSource(t *testing.T) {
 	}
 	if _, err := (store.ChannelSource{Store: down{st}, Release: "web", Name: "s3://b"}).Fetch(ctx); !verdict.IsUnavailable(err) {
 		t.Errorf("Fetch(unreachable) = %v, want UnavailableError", err)
+	}
+}
+
+func TestGCNegativeKeep(t *testing.T) {
+	st := newStore(t)
+	publish(t, st, "production", 1, 2)
+	var oe *verdict.OptionError
+	if r, err := store.GC(context.Background(), st, "web", store.GCOptions{Keep: -1, Delete: true}); !errors.As(err, &oe) || oe.Option != "Keep" || r != nil {
+		t.Errorf("GC(Keep -1) = %v, %v; want an OptionError of Keep and no report", r, err)
+	}
+	if ds, err := st.List(context.Background(), "web"); err != nil || len(ds) != 2 {
+		t.Errorf("after a refused GC: %v, %v; want both manifests kept", ds, err)
+	}
+}
+
+func TestGCOptionsAddReport(t *testing.T) {
+	d := func(c string) string { return "sha256:" + strings.Repeat(c, 64) }
+	var o store.GCOptions
+	if err := o.AddReport([]byte(`["` + d("1") + `"]`)); err != nil {
+		t.Fatal(err)
+	}
+	report := `{"manifestDigest":"` + d("2") + `","instances":[{"release":"web","generation":3,"running":"` + d("3") + `"}]}`
+	if err := o.AddReport([]byte(report)); err != nil {
+		t.Fatal(err)
+	}
+	want := store.GCOptions{
+		InUse:   []manifest.Digest{manifest.MustParseDigest(d("1")), manifest.MustParseDigest(d("2"))},
+		Running: store.Running{Images: []manifest.Digest{manifest.MustParseDigest(d("3"))}, Generations: map[string][]int64{"web": {3}}},
+	}
+	if !reflect.DeepEqual(o, want) {
+		t.Errorf("after two reports: %+v, want %+v", o, want)
+	}
+	var oe *verdict.OptionError
+	if err := o.AddReport([]byte(`{}`)); !errors.As(err, &oe) || !reflect.DeepEqual(o, want) {
+		t.Errorf("AddReport({}) = %v, options %+v; want an OptionError and the options unchanged", err, o)
 	}
 }

@@ -16,8 +16,10 @@
 // *State is an admission.GenerationGuard: admission.Check calls its Check
 // once the manifest's signature verifies (a *RefusalError becomes the
 // finding of its Kind) and its Accept once every check has passed, never
-// in a dry run. That is the one place rollback protection is enforced; a
-// consumer that does not use admission follows the same flow:
+// in a dry run. A *Source is one too, by its State: admission.Check guards
+// with a Source it is given unless told otherwise. That is the one place
+// rollback protection is enforced; a consumer that does not use admission
+// follows the same flow:
 //
 //	st, _ := trusted.Open(dir)
 //	src := &trusted.Source{Upstream: channelSource, State: st, Release: name, MaxAge: maxAge}

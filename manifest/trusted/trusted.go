@@ -298,6 +298,14 @@ type Source struct {
 
 var _ manifest.Source = (*Source)(nil)
 
+// Check is State.Check of the State s falls back to. With Accept, it makes
+// a *Source an admission.GenerationGuard too, so that a consumer hands
+// admission.Check the one Source, not its State a second time.
+func (s *Source) Check(ctx context.Context, m *manifest.Signed) error { return s.State.Check(ctx, m) }
+
+// Accept is State.Accept of the State s falls back to.
+func (s *Source) Accept(ctx context.Context, m *manifest.Signed) error { return s.State.Accept(ctx, m) }
+
 // Fetch returns Upstream's manifest, or the cached one as said above (with
 // CachedAt set to when it was last accepted from the store, and Location
 // naming the cache). A manifest of another release than Release is a
@@ -316,7 +324,7 @@ func (s *Source) Fetch(ctx context.Context) (*manifest.Signed, error) {
 		}
 		age := s.State.now().Sub(at)
 		if age > s.MaxAge {
-			return nil, fmt.Errorf("the cached manifest was accepted %s ago, over --max-age %s: %w", age.Round(time.Second), s.MaxAge, err)
+			return nil, fmt.Errorf("the cached manifest was accepted %s ago, over the maximum age of %s: %w", age.Round(time.Second), s.MaxAge, err)
 		}
 		if s.Logger != nil {
 			s.Logger.Warn("store unreachable; using the cached manifest", "release", s.Release, "generation", cached.Manifest.Release.Generation, "age", age.Round(time.Second), "err", err)

@@ -173,7 +173,7 @@ func (c *checker) digests(h http.Header, f manifest.File, res *Result) {
 	case len(res.Verified) > 0:
 		res.Compared = ComparedChecksum
 	case c.requireContent:
-		res.Status, res.Reason = StatusSizeOnly, "only the size was compared: the CDN states no checksum (--full hashes the bytes)"
+		res.Status, res.Reason = StatusSizeOnly, "only the size was compared: the CDN states no checksum (a full check hashes the bytes)"
 	}
 }
 

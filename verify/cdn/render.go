@@ -88,10 +88,10 @@ func (r *Report) writeText(w io.Writer) error {
 		fmt.Fprintln(w)
 	}
 	if so := r.sizeOnly(); len(so) > 0 {
-		fmt.Fprintf(w, "%d ok by size only (no checksum header: other bytes of that size would pass; --full hashes them, --require-content refuses):\n", len(so))
+		fmt.Fprintf(w, "%d ok by size only (no checksum header: other bytes of that size would pass; a full check hashes them, one that requires content refuses them):\n", len(so))
 		for i, res := range so {
 			if i == sizeOnlyShown {
-				fmt.Fprintf(w, "  … and %d more (--format json says it of each)\n", len(so)-i)
+				fmt.Fprintf(w, "  … and %d more (the JSON report says it of each)\n", len(so)-i)
 				break
 			}
 			fmt.Fprintf(w, "  %s\n", res.URL)

@@ -194,6 +194,10 @@ func (r *Report) Failed() []Result {
 	return out
 }
 
+// ErrSizeOnly is wrapped by Report.Err when Options.RequireContent is set
+// and some asset only its size vouches for: Options.Full hashes the bytes.
+var ErrSizeOnly = errors.New("with content required, a size proves nothing")
+
 // Err returns a *verdict.MismatchError for the first missing, wrong, looping
 // or TLS-failing asset (exit 1); otherwise an *verdict.UnavailableError if
 // any asset was compared by size alone under RequireContent, or if any
@@ -222,8 +226,8 @@ func (r *Report) Err() error {
 		for _, res := range r.Results {
 			if res.Status == StatusSizeOnly {
 				return &verdict.UnavailableError{Dependency: "CDN", Err: fmt.Errorf(
-					"%d of %d checks compared the size only (%s states no checksum header); --full hashes the bytes",
-					r.Summary.SizeOnly, r.Summary.Checked, res.URL)}
+					"%d of %d checks compared the size only (%s states no checksum header): %w",
+					r.Summary.SizeOnly, r.Summary.Checked, res.URL, ErrSizeOnly)}
 			}
 		}
 	}

@@ -25,7 +25,7 @@ type MovedTag struct {
 	// names now.
 	Previous manifest.Digest `json:"previous"`
 	Current  manifest.Digest `json:"current"`
-	// Allowed says that --allow-moved-tag (Options.AllowMoved) accepted it.
+	// Allowed says that Options.AllowMoved accepted it.
 	Allowed bool `json:"allowed"`
 }
 
@@ -104,7 +104,7 @@ func (e *MovedTagError) Error() string {
 	if len(e.Tags) != 1 {
 		noun = "tags"
 	}
-	return fmt.Sprintf("refusing %d moved %s (same tag, other bytes; --allow-moved-tag NAME accepts one): %s",
+	return fmt.Sprintf("refusing %d moved %s (same tag, other bytes): %s",
 		len(e.Tags), noun, strings.Join(parts, "; "))
 }
 

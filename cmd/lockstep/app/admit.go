@@ -2,17 +2,13 @@ package app
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -27,29 +23,8 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/internal/transport/ggcrretry"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
-
-// checkFlags are the flags of an admission check, beside sourceFlags and
-// trustFlags: what every command that runs admission.Check (admit, the
-// agent) takes. They include stateFlags (--state-dir, --max-age): the
-// trusted state is part of every check.
-func checkFlags() []cli.Flag {
-	return append(append(stateFlags(),
-		&cli.StringFlag{Name: "image", Usage: "the manifest image role this instance runs (default: the manifest's only image)", EnvVars: []string{"LOCKSTEP_IMAGE"}},
-		&cli.StringFlag{Name: "running", Usage: "where the running digest comes from: docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX", EnvVars: []string{"LOCKSTEP_RUNNING"}},
-		&cli.StringFlag{Name: "platform", Usage: "the instance's platform os/arch[/variant] (default: this binary's)"},
-		&cli.StringSliceFlag{Name: "probe", Usage: "a page of the instance to probe for served assets (repeatable)", EnvVars: []string{"LOCKSTEP_PROBE"}},
-		&cli.IntFlag{Name: "sample", Usage: "check this many more manifest assets on the CDN, drawn at random"},
-		&cli.BoolFlag{Name: "all-assets", Usage: "check every manifest asset on the CDN"},
-		&cli.StringSliceFlag{Name: "allow-host", Usage: "a third-party `HOST` (host, host:port or *.domain) pages may reference, unchecked (repeatable); any other host that is neither a CDN base nor the instance refuses", EnvVars: []string{"LOCKSTEP_ALLOW_HOST"}},
-		&cli.BoolFlag{Name: "asset-free-page", Usage: "the probed pages reference no asset, and that is expected: accept such a page (without it a page that references no asset proves nothing and refuses)", EnvVars: []string{"LOCKSTEP_ASSET_FREE_PAGE"}},
-		allowLinkLocalFlag(),
-		&cli.DurationFlag{Name: "timeout", Value: admission.DefaultTimeout, Usage: "the deadline of a check (for admit: of the whole gate, acting included)"},
-		&cli.DurationFlag{Name: "tls-warn", Value: admission.DefaultTLSWarning, Usage: "warn of a certificate, of any endpoint the check touches, that expires within this (an expired or invalid one refuses)", EnvVars: []string{"LOCKSTEP_TLS_WARN"}},
-		&cli.BoolFlag{Name: "require-image-signature", Usage: "verify the cosign signatures of the image this instance runs (the gate's platform must be signed), from the material embedded in the manifest, else from the registry", EnvVars: []string{"LOCKSTEP_REQUIRE_IMAGE_SIGNATURE"}},
-		&cli.BoolFlag{Name: "require-embedded-signatures", Usage: "verify image signatures from the manifest's embedded material only: a manifest that embeds none for the image is refused, the registry never asked (implies --require-image-signature)", EnvVars: []string{"LOCKSTEP_REQUIRE_EMBEDDED_SIGNATURES"}},
-	), imageSignatureFlags()...)
-}
 
 func admitCommand() *cli.Command {
 	flags := []cli.Flag{
@@ -69,7 +44,7 @@ func admitCommand() *cli.Command {
 		Usage: "the boot gate: admit this instance only if it runs the release and serves its assets",
 		UsageText: "lockstep admit (--manifest SRC --release NAME | --store URL --release NAME [--channel NAME]) --image NAME --running SOURCE\n" +
 			"   [--state-dir DIR] [--max-age D] [--probe URL...] [--sample N|--all-assets] [--report FILE] [--format text|json] [--dry-run]",
-		Flags:  slices.Concat(sourceFlags(), trustFlags(), checkFlags(), flags),
+		Flags:  append(consumerFlags(), flags...),
 		Action: runAdmit,
 	}
 }
@@ -111,8 +86,9 @@ func runAdmit(c *cli.Context) error {
 
 // checkFromFlags turns sourceFlags, trustFlags and checkFlags into an
 // admission check whose requests go through client: the manifest source
-// (with the trusted cache's --max-age fallback) and, as its guard, the
-// trusted state, which refuses rollbacks and records what was admitted.
+// (with the trusted cache's --max-age fallback), which is also the check's
+// guard by its trusted state: it refuses rollbacks and records what was
+// admitted.
 func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config, error) {
 	if c.String("running") == "" {
 		return admission.Config{}, usage(errors.New("--running is required: docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX"))
@@ -145,16 +121,21 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		DefaultContainer: c.String("image"),
 		Client:           client,
 	})
+	var oe *verdict.OptionError
+	if errors.As(err, &oe) {
+		// The spec is --running's value: "--running ecs: …".
+		return admission.Config{}, usage(fmt.Errorf("--running %s", oe.Reason))
+	}
 	if err != nil {
 		return admission.Config{}, usage(err)
 	}
 	// Last: it opens (creates) the state directory.
-	src, state, err := trustedSourceFromFlags(c, client)
+	src, err := trustedSourceFromFlags(c, client)
 	if err != nil {
 		return admission.Config{}, err
 	}
 	return admission.Config{
-		Source: src, Guard: state, Verifier: verifier, AllowUnsigned: insecure,
+		Source: src, Verifier: verifier, AllowUnsigned: insecure,
 		ImageSignatures: images, RequireEmbeddedSignatures: c.Bool("require-embedded-signatures"),
 		TLSWarning: c.Duration("tls-warn"),
 		Image:      c.String("image"), Running: rs, Platform: c.String("platform"),
@@ -189,16 +170,14 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 	if (c.String("lifecycle-hook") == "") != (c.String("asg") == "") {
 		return gate.Config{}, usage(errors.New("--lifecycle-hook and --asg go together"))
 	}
-	client, err := admitClient(gateOptions(c)...)
+	bundle, err := awsCABundle()
 	if err != nil {
 		return gate.Config{}, err
 	}
+	client := newClient(c, transport.DefaultPolicy(), clientOptions{Gate: true, TLS: bundle})
 	// The AWS APIs are reached on a client of their own: the instance
 	// metadata service (IMDS) is link-local by nature.
-	awsClient, err := admitClient()
-	if err != nil {
-		return gate.Config{}, err
-	}
+	awsClient := newClient(c, transport.DefaultPolicy(), clientOptions{TLS: bundle})
 	check, err := checkFromFlags(c, client)
 	if err != nil {
 		return gate.Config{}, err
@@ -213,7 +192,7 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 	}
 	if cfg.LifecycleHook != "" || cfg.TargetGroup != "" {
 		cfg.Connect = func(ctx context.Context, region string) (gate.Clients, error) {
-			ac, err := admitAWSConfig(ctx, awsClient, awsconfig.WithRegion(region))
+			ac, err := awsConfig(ctx, awsClient, awsconfig.WithRegion(region))
 			if err != nil {
 				return gate.Clients{}, err
 			}
@@ -221,7 +200,7 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 			return gate.Clients{Completer: as, Heartbeater: as, Registrar: elbv2.NewFromConfig(ac)}, nil
 		}
 		if cfg.InstanceID == "" || cfg.Region == "" {
-			ac, err := admitAWSConfig(c.Context, awsClient)
+			ac, err := awsConfig(c.Context, awsClient)
 			if err != nil {
 				return gate.Config{}, unverified(err)
 			}
@@ -229,46 +208,6 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 		}
 	}
 	return cfg, nil
-}
-
-// admitClient is the transport of the gate, with opts. It honours
-// AWS_CA_BUNDLE, as the AWS SDK would, for every endpoint.
-func admitClient(opts ...transport.Option) (*transport.Client, error) {
-	bundle := os.Getenv("AWS_CA_BUNDLE")
-	if bundle == "" {
-		return transport.New(transport.DefaultPolicy(), opts...), nil
-	}
-	pem, err := os.ReadFile(bundle)
-	if err != nil {
-		return nil, usage(fmt.Errorf("AWS_CA_BUNDLE: %w", err))
-	}
-	roots, err := x509.SystemCertPool()
-	if err != nil {
-		roots = x509.NewCertPool()
-	}
-	if !roots.AppendCertsFromPEM(pem) {
-		return nil, usage(fmt.Errorf("AWS_CA_BUNDLE %s holds no PEM certificate", bundle))
-	}
-	return transport.New(transport.DefaultPolicy(), append(opts, transport.WithTLSConfig(&tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}))...), nil
-}
-
-// admitAWSConfig loads the AWS configuration with the gate's transport as
-// HTTP client and the shared retry policy. When AWS_CA_BUNDLE is set the
-// SDK refuses a custom HTTP client at load time (it wants to add the
-// bundle itself), so the client, which already trusts the bundle, is set
-// after loading.
-func admitAWSConfig(ctx context.Context, client *transport.Client, opts ...func(*awsconfig.LoadOptions) error) (aws.Config, error) {
-	hc := &http.Client{Transport: client.Transport()}
-	opts = append(opts, awsconfig.WithRetryer(func() aws.Retryer { return gate.Retryer(client.Policy()) }))
-	if os.Getenv("AWS_CA_BUNDLE") == "" {
-		opts = append(opts, awsconfig.WithHTTPClient(hc))
-	}
-	ac, err := awsconfig.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("loading the AWS configuration: %w", err)
-	}
-	ac.HTTPClient = hc
-	return ac, nil
 }
 
 func admitKinds(d admission.Decision) string {

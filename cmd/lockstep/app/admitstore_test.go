@@ -137,8 +137,8 @@ func TestAdmitStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, d, errs = admit(down, "--max-age", "1h")
-	if code != 3 || d.Allowed || !d.Has(admission.KindDependencyUnreachable) || !strings.Contains(errs+findingMessages(d), "over --max-age") {
-		t.Errorf("store down, cache 2h old, --max-age 1h: exit %d, findings %+v; want exit 3, dependency-unreachable over --max-age\n%s", code, d.Findings, errs)
+	if code != 3 || d.Allowed || !d.Has(admission.KindDependencyUnreachable) || !strings.Contains(errs+findingMessages(d), "over the maximum age of 1h0m0s") {
+		t.Errorf("store down, cache 2h old, --max-age 1h: exit %d, findings %+v; want exit 3, dependency-unreachable over the maximum age\n%s", code, d.Findings, errs)
 	}
 }
 

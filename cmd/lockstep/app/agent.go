@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -33,7 +34,7 @@ func agentCommand() *cli.Command {
 		Name:      "agent",
 		Usage:     "re-run the admission check on an interval and serve the instance's status, health and metrics",
 		UsageText: "lockstep agent [--listen ADDR] [--token-file FILE | --tls-cert FILE --tls-key FILE --client-ca FILE] (--manifest SRC | --store URL) --release NAME --image NAME --running SOURCE [--probe URL...]",
-		Flags:     append(flags, agentCheckFlags()...),
+		Flags:     append(flags, consumerFlags()...),
 		Action:    runAgent,
 		// An unknown or malformed flag is a usage error (exit 2).
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(err) },
@@ -104,7 +105,12 @@ func agentServeOptions(c *cli.Context) (agent.ServeOptions, error) {
 		}
 		o.TLS = cfg
 	}
-	if err := o.Check(); err != nil {
+	err := o.Check()
+	if errors.Is(err, agent.ErrExposed) {
+		// In the flags' words.
+		return o, usage(fmt.Errorf("listen address %q: a non-loopback --listen needs --token-file or TLS client certificates (--tls-cert, --tls-key, --client-ca)", o.Addr))
+	}
+	if err != nil {
 		return o, usage(err)
 	}
 	return o, nil
@@ -130,7 +136,11 @@ func agentIdentity(c *cli.Context) (agent.Identity, error) {
 	// and, for Auto Scaling, the region from IMDS unless configured.
 	var o agent.IdentifyOptions
 	var errs []error
-	cfg, err := admitAWSConfig(ctx, transport.New(transport.DefaultPolicy()), awsconfig.WithEC2IMDSRegion())
+	bundle, err := awsCABundle()
+	var cfg aws.Config
+	if err == nil {
+		cfg, err = awsConfig(ctx, newClient(c, transport.DefaultPolicy(), clientOptions{TLS: bundle}), awsconfig.WithEC2IMDSRegion())
+	}
 	if err != nil {
 		errs = append(errs, err)
 	} else {

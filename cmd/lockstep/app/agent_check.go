@@ -1,38 +1,43 @@
 package app
 
 import (
-	"slices"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/admission/agent"
+	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/store"
+	"github.com/lockstep-dev/lockstep/manifest/trusted"
 )
-
-// agentCheckFlags are the admission check's flags, the same as admit's.
-func agentCheckFlags() []cli.Flag { return slices.Concat(sourceFlags(), trustFlags(), checkFlags()) }
 
 // agentChecker builds the check the agent re-runs from the same flags as
 // admit (checkFromFlags), and, when the manifest comes from a store
-// channel, the watch that re-checks as soon as the channel moves.
+// channel, the watch that re-checks as soon as the channel moves: on the
+// store the check reads, opened once, on the check's transport.
 func agentChecker(c *cli.Context) (agent.Checker, agent.WatchFunc, error) {
-	client, err := admitClient(gateOptions(c)...)
+	bundle, err := awsCABundle()
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := checkFromFlags(c, client)
+	cfg, err := checkFromFlags(c, newClient(c, transport.DefaultPolicy(), clientOptions{Gate: true, TLS: bundle}))
 	if err != nil {
 		return nil, nil, err
 	}
 	var watch agent.WatchFunc
-	if url := c.String("store"); url != "" {
-		st, err := openStore(c.Context, url, logger(c))
-		if err != nil {
-			return nil, nil, err
-		}
-		watch = agent.WatchChannel(st, c.String("release"), c.String("channel"))
+	if ch, ok := storeChannel(cfg.Source); ok {
+		watch = agent.WatchChannel(ch.Store, ch.Release, ch.Channel)
 	}
 	return agent.Admission(cfg), watch, nil
+}
+
+// storeChannel returns the store channel a source built by
+// trustedSourceFromFlags reads, if it reads one (--store).
+func storeChannel(src manifest.Source) (store.ChannelSource, bool) {
+	if ts, ok := src.(*trusted.Source); ok {
+		src = ts.Upstream
+	}
+	ch, ok := src.(store.ChannelSource)
+	return ch, ok
 }
 
 // Every store can be watched.

@@ -11,17 +11,25 @@ import (
 // leaves returns the path of every command that runs an action.
 func leaves(cmds []*cli.Command, path string) []string {
 	var out []string
+	walkCommands(cmds, path, func(p string, c *cli.Command) {
+		if len(c.Subcommands) == 0 {
+			out = append(out, p)
+		}
+	})
+	return out
+}
+
+// walkCommands calls fn with the path of every command under cmds, groups
+// before their subcommands, in the order help lists them ("help" left out).
+func walkCommands(cmds []*cli.Command, path string, fn func(string, *cli.Command)) {
 	for _, c := range cmds {
 		if c.Name == "help" {
 			continue
 		}
-		if len(c.Subcommands) > 0 {
-			out = append(out, leaves(c.Subcommands, path+" "+c.Name)...)
-			continue
-		}
-		out = append(out, strings.TrimSpace(path+" "+c.Name))
+		p := strings.TrimSpace(path + " " + c.Name)
+		fn(p, c)
+		walkCommands(c.Subcommands, p, fn)
 	}
-	return out
 }
 
 // TestFlagsAnywhere walks every command: a flag after an argument is a

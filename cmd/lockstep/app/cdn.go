@@ -71,7 +71,7 @@ func cdnCheck(c *cli.Context) error {
 	log := logger(c)
 	p := transport.DefaultPolicy()
 	p.MaxConnsPerHost, p.Rate, p.Timeout = c.Int("concurrency"), c.Float64("rate"), c.Duration("timeout")
-	client := transport.New(p, transport.WithLogger(log))
+	client := newClient(c, p, clientOptions{Log: true})
 	a := signed.Manifest.Assets
 	if len(a.Files) == 0 {
 		log.Warn("the manifest lists no assets: nothing to check", "manifest", signed.Location)

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verdict"
+	"github.com/lockstep-dev/lockstep/verify/cdn"
+	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
 // The exit codes, documented in the README.
@@ -66,11 +69,12 @@ func ExitCode(err error) int {
 	var wr *manifest.WrongReleaseError
 	var me *verdict.MismatchError
 	var ue *verdict.UnavailableError
+	var oe *verdict.OptionError
 	var in interface{ InvalidInput() bool }
 	switch {
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ve):
+	case errors.As(err, &ve), errors.As(err, &oe):
 		return ExitInvalid
 	case errors.As(err, &ge), errors.As(err, &wr), errors.As(err, &me):
 		return ExitMismatch
@@ -90,8 +94,24 @@ func Exit(err error, w io.Writer) int {
 	code := ExitCode(err)
 	if err != nil && err.Error() != "" {
 		fmt.Fprintf(w, "lockstep: %v\n", err)
+		if h := hint(err); h != "" {
+			fmt.Fprintf(w, "lockstep: %s\n", h)
+		}
 	}
 	return code
+}
+
+// hint names the flag that lifts a library's refusal, which the library,
+// knowing no flags, does not; "" for none.
+func hint(err error) string {
+	var mt *registry.MovedTagError
+	if errors.As(err, &mt) {
+		return "--allow-moved-tag NAME accepts a moved tag on purpose"
+	}
+	if errors.Is(err, cdn.ErrSizeOnly) {
+		return "--full hashes the bytes"
+	}
+	return ""
 }
 
 // inputError makes a file that cannot be read (missing, a directory, no
@@ -102,4 +122,25 @@ func inputError(flag string, err error) error {
 		return usage(fmt.Errorf("%s: %w", flag, err))
 	}
 	return fmt.Errorf("%s: %w", flag, err)
+}
+
+// flagged names the command's flags in a library's *verdict.OptionError:
+// each option it names (alternatives joined by " or ") becomes the flag
+// that flags maps it to, so that the library speaks of its options and the
+// user reads of flags. The result is a usage error (exit 2); an err that
+// holds no option error is returned as it is. The message is rebuilt from
+// the option error alone: call it on what the library returned, before
+// wrapping it.
+func flagged(err error, flags map[string]string) error {
+	var oe *verdict.OptionError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	names := strings.Split(oe.Option, " or ")
+	for i, n := range names {
+		if f, ok := flags[n]; ok {
+			names[i] = f
+		}
+	}
+	return usage(&verdict.OptionError{Option: strings.Join(names, " or "), Reason: oe.Reason, Err: oe.Err})
 }

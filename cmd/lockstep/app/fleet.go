@@ -32,7 +32,7 @@ func fleetCommand() *cli.Command {
 }
 
 func fleetCheckCommand() *cli.Command {
-	flags := append(sourceFlags(), trustFlags()...)
+	flags := acceptFlags()
 	flags = append(flags,
 		&cli.StringSliceFlag{Name: "targets", Usage: "instances to check: asg:NAME, tg:ARN, ec2-tag:KEY=VALUE, file:PATH or status URLs (repeatable; arguments are targets too)"},
 		&cli.IntFlag{Name: "agent-port", Value: fleet.DefaultAgentPort, Usage: "the agent's port on discovered instances"},
@@ -145,7 +145,7 @@ func writeFleetReport(w io.Writer, r *fleet.Report, f string) error {
 // fleetManifest fetches the manifest the source flags name and verifies
 // it as the trust flags say.
 func fleetManifest(ctx context.Context, c *cli.Context) (*manifest.Signed, error) {
-	src, err := sourceWithClient(c, transport.New(transport.DefaultPolicy(), gateOptions(c)...))
+	src, err := sourceWithClient(c, newClient(c, transport.DefaultPolicy(), clientOptions{Gate: true}))
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func fleetManifest(ctx context.Context, c *cli.Context) (*manifest.Signed, error
 func fleetAgentClient(c *cli.Context) (*transport.Client, error) {
 	p := transport.DefaultPolicy()
 	p.Timeout = c.Duration("timeout")
-	opts := gateOptions(c)
+	o := clientOptions{Gate: true}
 	if c.String("ca-cert") != "" || c.String("client-cert") != "" {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 		if ca := c.String("ca-cert"); ca != "" {
@@ -192,9 +192,9 @@ func fleetAgentClient(c *cli.Context) (*transport.Client, error) {
 			}
 			cfg.Certificates = []tls.Certificate{pair}
 		}
-		opts = append(opts, transport.WithTLSConfig(cfg))
+		o.TLS = cfg
 	}
-	return transport.New(p, opts...), nil
+	return newClient(c, p, o), nil
 }
 
 // discoverOptions builds the AWS clients the specs need, and only those,
@@ -209,7 +209,11 @@ func discoverOptions(ctx context.Context, c *cli.Context, specs []string) (fleet
 	if r := c.String("region"); r != "" {
 		opts = append(opts, awsconfig.WithRegion(r))
 	}
-	cfg, err := admitAWSConfig(ctx, transport.New(transport.DefaultPolicy()), opts...)
+	bundle, err := awsCABundle()
+	if err != nil {
+		return o, err
+	}
+	cfg, err := awsConfig(ctx, newClient(c, transport.DefaultPolicy(), clientOptions{TLS: bundle}), opts...)
 	if err != nil {
 		return o, err
 	}

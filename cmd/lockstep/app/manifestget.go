@@ -34,7 +34,7 @@ func manifestGetCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			st, err := openStore(c.Context, c.String("store"), logger(c))
+			st, err := openStore(c, c.String("store"), nil)
 			if err != nil {
 				return err
 			}

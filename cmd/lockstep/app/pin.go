@@ -125,7 +125,7 @@ func pinOptions(c *cli.Context) (pin.Options, error) {
 			return pin.Options{}, inputError("--previous", err)
 		}
 	}
-	client := transport.New(transport.DefaultPolicy())
+	client := newClient(c, transport.DefaultPolicy(), clientOptions{})
 	sigs := func(context.Context) (*imagesig.Verifier, error) { return pinSignatures(c, client) }
 	return pin.Options{Requests: reqs, Write: writes, Signatures: sigs, Logger: logger(c),
 		Registry: registry.Options{Platform: c.String("platform"), Concurrency: c.Int("concurrency"), Client: client,

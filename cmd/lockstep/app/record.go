@@ -109,7 +109,7 @@ func recordOutput(c *cli.Context) (record.Output, error) {
 	if c.Bool("check-cdn") {
 		log := logger(c)
 		out.CheckCDN = &cdn.Options{
-			Client:   transport.New(transport.DefaultPolicy(), transport.WithLogger(log)),
+			Client:   newClient(c, transport.DefaultPolicy(), clientOptions{Log: true}),
 			Full:     c.Bool("check-cdn-full"),
 			Logger:   log,
 			Progress: progress(c, "checking assets on the CDN"),
@@ -155,7 +155,7 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 		return record.Options{}, err
 	}
 	log := logger(c)
-	client := transport.New(transport.DefaultPolicy(), transport.WithLogger(log))
+	client := newClient(c, transport.DefaultPolicy(), clientOptions{Log: true})
 	opts := record.Options{
 		Release:    c.String("release"),
 		Generation: gen,
@@ -224,7 +224,7 @@ func recordPrevious(c *cli.Context, release string) (*manifest.Manifest, error) 
 	case c.String("store") == "":
 		return nil, usage(errors.New("--previous store needs --store URL"))
 	}
-	st, err := openStore(c.Context, c.String("store"), logger(c))
+	st, err := openStore(c, c.String("store"), nil)
 	if err != nil {
 		return nil, err
 	}

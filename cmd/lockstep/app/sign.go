@@ -58,16 +58,6 @@ func signCommand() *cli.Command {
 	}
 }
 
-// keylessFlags are the flags of keyless signing, for sign and rollback.
-func keylessFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.BoolFlag{Name: "keyless", Usage: "sign with the CI's OIDC identity through Fulcio and Rekor (GitHub Actions: permissions id-token: write)"},
-		&cli.StringFlag{Name: "identity-token", Usage: "keyless: the OIDC identity token (default: from the environment)", EnvVars: []string{"SIGSTORE_ID_TOKEN"}},
-		&cli.StringFlag{Name: "signing-config", Usage: "keyless: a Sigstore signing config file naming Fulcio and Rekor (default: the public-good instance's, from TUF)"},
-		&cli.StringFlag{Name: "trusted-root", Usage: "keyless: a Sigstore trusted root file (default: from TUF)"},
-	}
-}
-
 // signerFromFlags returns the sign function the key flag (keyFlag: "key"
 // for sign, "sign-key" for rollback) or --keyless asks for, and the bundle
 // path to write ("" for none).

@@ -11,17 +11,6 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/remote"
 )
 
-// sourceFlags are the flags every consumer of a manifest takes: a file or
-// URL (--manifest) or a store channel (--store, --release, --channel).
-func sourceFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "manifest", Usage: "the release manifest: a file path or an https URL; needs --release, the release it must be of", EnvVars: []string{"LOCKSTEP_MANIFEST"}},
-		&cli.StringFlag{Name: "store", Usage: "a manifest store URL (file://DIR, s3://BUCKET/PREFIX), in place of --manifest", EnvVars: []string{"LOCKSTEP_STORE"}},
-		&cli.StringFlag{Name: "release", Usage: "the release this consumer follows: required with --store and with --manifest; a manifest of another release is refused (manifest-wrong-release)", EnvVars: []string{"LOCKSTEP_RELEASE"}},
-		&cli.StringFlag{Name: "channel", Value: "production", Usage: "the store channel, with --store", EnvVars: []string{"LOCKSTEP_CHANNEL"}},
-	}
-}
-
 // sourceFromFlags builds the manifest source the flags name, bound to the
 // release the consumer follows (--release, required): every command that
 // accepts a manifest (admit, the agent, fleet check, the webhook) takes it

@@ -24,10 +24,6 @@ import (
 // maxReportSize bounds a fleet report read by gc --in-use, in bytes.
 const maxReportSize = 64 << 20
 
-func storeByFlag() *cli.StringFlag {
-	return &cli.StringFlag{Name: "by", Usage: "who moves the channel, recorded in the pointer (default: the GitHub Actions run, or user@host)", EnvVars: []string{"LOCKSTEP_PUBLISHER"}}
-}
-
 // storeBy is --by or a default naming the CI run or the user.
 func storeBy(c *cli.Context) string {
 	if by := c.String("by"); by != "" {
@@ -65,7 +61,7 @@ func publishCommand() *cli.Command {
 			if err := allowUnsigned(c, store.RequireSigned(s)); err != nil {
 				return err
 			}
-			st, err := openStore(c.Context, c.String("store"), logger(c))
+			st, err := openStore(c, c.String("store"), nil)
 			if err != nil {
 				return err
 			}
@@ -80,11 +76,6 @@ func publishCommand() *cli.Command {
 			return err
 		},
 	}
-}
-
-// allowUnsignedFlag is --allow-unsigned of the commands that publish.
-func allowUnsignedFlag() *cli.BoolFlag {
-	return &cli.BoolFlag{Name: "allow-unsigned", Usage: "publish a manifest that has no signature (consumers that require signatures refuse it)"}
 }
 
 // allowUnsigned turns an *store.UnsignedError into a usage error that
@@ -123,7 +114,7 @@ func statusCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			st, err := openStore(c.Context, c.String("store"), logger(c))
+			st, err := openStore(c, c.String("store"), nil)
 			if err != nil {
 				return err
 			}
@@ -214,12 +205,12 @@ func rollbackCommand() *cli.Command {
 					return sig.Base64, sig.Bundle, nil
 				}
 			}
-			st, err := openStore(c.Context, c.String("store"), logger(c))
+			st, err := openStore(c, c.String("store"), nil)
 			if err != nil {
 				return err
 			}
 			r, err := store.Rollback(c.Context, st, o)
-			if err := allowUnsigned(c, err); err != nil {
+			if err := allowUnsigned(c, flagged(err, map[string]string{"To": "--to"})); err != nil {
 				return err
 			}
 			if out := c.String("output"); out != "" {
@@ -303,34 +294,22 @@ func gcCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			var inUse []manifest.Digest
-			running := store.Running{Generations: map[string][]int64{}}
+			o := store.GCOptions{Keep: c.Int("keep"), Delete: c.Bool("yes"), Logger: logger(c)}
 			for _, p := range c.StringSlice("in-use") {
 				b, err := regfile.Read(p, maxReportSize)
 				if err != nil {
 					return usage(err)
 				}
-				ds, err := store.ParseInUse(b)
-				if err != nil {
-					return fmt.Errorf("%s: %w", p, err)
-				}
-				inUse = append(inUse, ds...)
-				r, err := store.ParseRunning(b)
-				if err != nil {
-					return fmt.Errorf("%s: %w", p, err)
-				}
-				running.Images = append(running.Images, r.Images...)
-				for rel, gens := range r.Generations {
-					running.Generations[rel] = append(running.Generations[rel], gens...)
+				if err := o.AddReport(b); err != nil {
+					return fmt.Errorf("%s: %w", p, flagged(err, gcFlags))
 				}
 			}
-			st, err := openStore(c.Context, c.String("store"), logger(c))
+			st, err := openStore(c, c.String("store"), nil)
 			if err != nil {
 				return err
 			}
-			r, err := store.GC(c.Context, st, c.String("release"), store.GCOptions{
-				Keep: c.Int("keep"), InUse: inUse, Running: running, Delete: c.Bool("yes"), Logger: logger(c),
-			})
+			r, err := store.GC(c.Context, st, c.String("release"), o)
+			err = flagged(err, gcFlags)
 			if r != nil {
 				if f == "json" {
 					if jerr := storeJSON(c.App.Writer, r); jerr != nil && err == nil {
@@ -344,6 +323,9 @@ func gcCommand() *cli.Command {
 		},
 	}
 }
+
+// gcFlags are the flags of gc's options.
+var gcFlags = map[string]string{"Keep": "--keep", "InUse": "--in-use", "Running": "--in-use"}
 
 func storeGCText(w io.Writer, r *store.GCReport) error {
 	verb := "deleted"

@@ -15,41 +15,6 @@ import (
 	"github.com/lockstep-dev/lockstep/verify/imagesig"
 )
 
-// identityFlags are the keyless-trust flags: whose certificate counts, and
-// the trusted root to check it against.
-func identityFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "certificate-identity", Usage: "keyless: the signer identity (certificate SAN) that must have signed, e.g. https://github.com/ORG/REPO/.github/workflows/release.yml@refs/heads/main", EnvVars: []string{"LOCKSTEP_CERTIFICATE_IDENTITY"}},
-		&cli.StringFlag{Name: "certificate-identity-regexp", Usage: "keyless: a regular expression the signer identity must match", EnvVars: []string{"LOCKSTEP_CERTIFICATE_IDENTITY_REGEXP"}},
-		&cli.StringFlag{Name: "certificate-oidc-issuer", Usage: "keyless: the OIDC issuer the certificate must name, e.g. https://token.actions.githubusercontent.com", EnvVars: []string{"LOCKSTEP_CERTIFICATE_OIDC_ISSUER"}},
-		&cli.StringFlag{Name: "certificate-oidc-issuer-regexp", Usage: "keyless: a regular expression the OIDC issuer must match"},
-		&cli.StringFlag{Name: "trusted-root", Usage: "keyless: a Sigstore trusted root file (trusted_root.json), for offline verification; without it, fetched from Sigstore's TUF repository unless --offline", EnvVars: []string{"LOCKSTEP_TRUSTED_ROOT"}},
-		&cli.BoolFlag{Name: "offline", Usage: "no network call for trust: no TUF, transparency-log or certificate-transparency calls (keyless then needs --trusted-root)", EnvVars: []string{"LOCKSTEP_OFFLINE"}},
-		&cli.BoolFlag{Name: "insecure-ignore-tlog", Usage: "keyless: accept a certificate without a transparency-log entry, checked at the current time (private CAs, tests)"},
-		&cli.BoolFlag{Name: "insecure-ignore-sct", Usage: "keyless: accept a certificate without a certificate-transparency timestamp (private CAs, tests)"},
-	}
-}
-
-// trustFlags are the flags every consumer of a manifest takes to decide
-// whom to trust.
-func trustFlags() []cli.Flag {
-	return append([]cli.Flag{
-		&cli.StringFlag{Name: "key", Usage: "the public key (PEM file such as cosign.pub, or a KMS URI) that must have signed the manifest", EnvVars: []string{"LOCKSTEP_KEY"}},
-		&cli.BoolFlag{Name: "insecure-allow-unsigned", Usage: "accept an unsigned manifest (a wrongly signed one is still refused; said in every report)", EnvVars: []string{"LOCKSTEP_INSECURE_ALLOW_UNSIGNED"}},
-	}, identityFlags()...)
-}
-
-// imageSignatureFlags are the flags of image-signature verification, for
-// `pin` (with identityFlags) and `admit` (with trustFlags).
-func imageSignatureFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "image-key", Aliases: []string{"verify-key"}, Usage: "the public key (PEM or KMS URI) images must be signed with (default: --key, where the command has it)", EnvVars: []string{"LOCKSTEP_IMAGE_KEY"}},
-		&cli.StringFlag{Name: "image-signature-policy", Value: string(imagesig.EveryPlatform), Usage: "which manifests of an index must be signed: platforms (every platform the release runs), index (the index alone), all", EnvVars: []string{"LOCKSTEP_IMAGE_SIGNATURE_POLICY"}},
-		&cli.StringFlag{Name: "signature-cache-dir", Usage: "keep verified image digests in this directory too, so that a restart starts warm", EnvVars: []string{"LOCKSTEP_SIGNATURE_CACHE_DIR"}},
-		&cli.IntFlag{Name: "signature-cache-size", Value: imagesig.DefaultMaxEntries, Usage: "the most verified digests the cache keeps"},
-	}
-}
-
 // trustOptions reads the key (from the first of keyFlags that is set) and
 // the keyless flags into signature options; set is false when the flags
 // name no signer at all.
@@ -84,9 +49,16 @@ func trustOptions(c *cli.Context, keyFlags ...string) (o signature.Options, set 
 		return o, false, nil
 	}
 	if err := o.Check(); err != nil {
-		return o, true, usage(err)
+		return o, true, usage(flagged(err, trustOptionFlags))
 	}
 	return o, true, nil
+}
+
+// trustOptionFlags are the flags of signature.Options' fields.
+var trustOptionFlags = map[string]string{
+	"Identity.Subject": "--certificate-identity", "Identity.SubjectRegexp": "--certificate-identity-regexp",
+	"Identity.Issuer": "--certificate-oidc-issuer", "Identity.IssuerRegexp": "--certificate-oidc-issuer-regexp",
+	"TrustedRoot": "--trusted-root",
 }
 
 // trustedRoot reads --trusted-root, or fetches the public-good instance's

@@ -20,7 +20,7 @@ func webhookCommand() *cli.Command {
 		Description: "Serves POST /validate (admission.k8s.io/v1 AdmissionReview), /healthz, /readyz and /metrics over TLS.\n" +
 			"Follows the manifest source, re-fetching it every --refresh; until a first verified manifest is loaded,\n" +
 			"every review is denied and /readyz is 503. Runs until SIGINT or SIGTERM.",
-		Flags: append(append([]cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: ":8443", Usage: "the address to serve HTTPS on", EnvVars: []string{"LOCKSTEP_LISTEN"}},
 			&cli.StringFlag{Name: "tls-cert", Usage: "required: the serving certificate (PEM, with its chain), re-read when it changes", EnvVars: []string{"LOCKSTEP_TLS_CERT"}},
 			&cli.StringFlag{Name: "tls-key", Usage: "required: the serving key (PEM), re-read when it changes", EnvVars: []string{"LOCKSTEP_TLS_KEY"}},
@@ -29,7 +29,7 @@ func webhookCommand() *cli.Command {
 			registryAliasFlag(),
 			&cli.StringFlag{Name: "routes", Usage: "one webhook, many releases: a routes file (YAML, kind WebhookRoutes) giving each release the namespaces (and repositories) it governs; each release's manifest is followed from --store. Replaces --release and --manifest", EnvVars: []string{"LOCKSTEP_ROUTES"}},
 			&cli.DurationFlag{Name: "refresh", Value: 30 * time.Second, Usage: "how often to re-fetch the manifest (±10% jitter)", EnvVars: []string{"LOCKSTEP_REFRESH"}},
-		}, sourceFlags()...), trustFlags()...),
+		}, acceptFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.String("tls-cert") == "" || c.String("tls-key") == "" {
 				return usage(fmt.Errorf("--tls-cert and --tls-key are required"))
@@ -105,7 +105,7 @@ func routesFromFlags(c *cli.Context, names imagename.Names) ([]webhook.SourceRou
 	if err != nil {
 		return nil, usage(fmt.Errorf("--routes %s: %w", c.String("routes"), err))
 	}
-	st, err := openStoreWith(c.Context, url, logger(c), nil)
+	st, err := openStore(c, url, nil)
 	if err != nil {
 		return nil, err
 	}

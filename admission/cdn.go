@@ -1,0 +1,144 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/lockstep-dev/lockstep/internal/transport"
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify/cdn"
+)
+
+// cdn checks the served assets (and the sample) on the CDN. Assets that
+// failed on TLS make no finding of their own: it returns their hosts
+// (with a reason), for certificates to report once per endpoint.
+func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served []string) (tlsFailed map[string]string) {
+	cfg := c.cfg
+	var known, unknown []string
+	isServed := map[string]bool{}
+	for _, id := range served {
+		isServed[id] = true
+		if _, ok := m.Assets.File(id); ok {
+			known = append(known, id)
+		} else {
+			unknown = append(unknown, id)
+		}
+	}
+	paths := known
+	switch {
+	case cfg.AllAssets:
+		paths = paths[:0:0]
+		for _, f := range m.Assets.Files {
+			paths = append(paths, f.Path)
+		}
+	case cfg.Sample > 0:
+		var rest []string
+		for _, f := range m.Assets.Files {
+			if !isServed[f.Path] {
+				rest = append(rest, f.Path)
+			}
+		}
+		cfg.Rand.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+		paths = append(append([]string(nil), known...), rest[:min(cfg.Sample, len(rest))]...)
+		sort.Strings(paths)
+	}
+	var wg sync.WaitGroup
+	if len(unknown) > 0 {
+		wg.Go(func() { c.unlisted(ctx, m, unknown) })
+	}
+	if len(paths) > 0 {
+		rep, err := cdn.Check(ctx, m.Assets, cdn.Options{Paths: paths, Client: cfg.Client, Logger: cfg.Logger})
+		if err != nil {
+			c.unreachable("CDN", fmt.Errorf("checking the CDN: %w", err))
+		} else {
+			c.update(func(d *Decision) { d.CDNChecked += len(rep.Results) })
+			for _, r := range rep.Results {
+				if r.Status == cdn.StatusTLS {
+					if u, err := url.Parse(r.URL); err == nil {
+						if tlsFailed == nil {
+							tlsFailed = map[string]string{}
+						}
+						tlsFailed[u.Host] = r.Reason
+						continue
+					}
+				}
+				if f := cdnFinding(r); f != nil {
+					c.add(*f)
+				}
+			}
+		}
+	}
+	wg.Wait()
+	return tlsFailed
+}
+
+// cdnFinding turns a CDN result into a finding (nil for ok). A status
+// this package does not know refuses, as could-not-check.
+func cdnFinding(r cdn.Result) *Finding {
+	f := &Finding{Subject: r.Path, Got: r.Reason, Message: fmt.Sprintf("%s at %s: %s", r.Status, r.URL, r.Reason)}
+	switch r.Status {
+	case cdn.StatusOK:
+		return nil
+	case cdn.StatusMissing:
+		f.Kind, f.Want = KindAssetMissingOnCDN, "200"
+		f.Message = fmt.Sprintf("%s is missing on the CDN: %s answers %s", r.Path, r.URL, r.Reason)
+	case cdn.StatusWrongSize, cdn.StatusWrongContent:
+		f.Kind, f.Want = KindAssetContentMismatch, "the recorded bytes"
+	case cdn.StatusLoop:
+		f.Kind = KindCDNLoop
+	default:
+		f.Kind = requestKind(r.Err)
+	}
+	return f
+}
+
+// unlisted checks served assets that the manifest lacks: present on the
+// CDN or not (their content cannot be checked).
+func (c *checker) unlisted(ctx context.Context, m *manifest.Manifest, ids []string) {
+	hc := c.cfg.Client.HTTPClient()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for _, base := range m.Assets.CDN {
+		for _, id := range ids {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				u := strings.TrimSuffix(base, "/") + "/" + (&url.URL{Path: id}).EscapedPath()
+				req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
+				if err != nil {
+					c.unreachable("CDN", err)
+					return
+				}
+				resp, err := hc.Do(req)
+				c.update(func(d *Decision) { d.CDNChecked++ })
+				if err != nil {
+					var le *transport.LoopError
+					if errors.As(err, &le) {
+						c.add(Finding{Kind: KindCDNLoop, Subject: id, Message: le.Error()})
+						return
+					}
+					c.unreachable("CDN "+u, err)
+					return
+				}
+				resp.Body.Close()
+				switch resp.StatusCode {
+				case http.StatusOK:
+				case http.StatusForbidden, http.StatusNotFound, http.StatusGone:
+					c.add(Finding{Kind: KindAssetMissingOnCDN, Subject: id, Got: resp.Status, Want: "200",
+						Message: fmt.Sprintf("%s is missing on the CDN: %s answers %s", id, u, resp.Status)})
+				default:
+					c.unreachable("CDN "+u, fmt.Errorf("HEAD %s: %s", u, resp.Status))
+				}
+			}()
+		}
+	}
+	wg.Wait()
+}

@@ -1,0 +1,81 @@
+package admission
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/lockstep-dev/lockstep/admission/probe"
+	"github.com/lockstep-dev/lockstep/manifest"
+)
+
+// served maps the probed pages to asset IDs and checks them against the
+// manifest; it returns the served IDs.
+func (c *checker) served(m *manifest.Manifest, pages []*probe.Page, errs []error) []string {
+	cfg := c.cfg
+	var ok []*probe.Page
+	for i, err := range errs {
+		if err != nil {
+			c.unreachable("probe "+cfg.Probes[i], err)
+			continue
+		}
+		ok = append(ok, pages[i])
+	}
+	if m == nil || len(cfg.Probes) == 0 {
+		return nil
+	}
+	if !cfg.AssetFreePages {
+		for _, p := range ok {
+			if one := probe.Map([]*probe.Page{p}, m.Assets.CDN); len(one.IDs) == 0 && len(one.Foreign) == 0 {
+				c.add(Finding{Kind: KindProbeNoAssets, Subject: p.URL, Want: "a page that references the release's assets",
+					Message: fmt.Sprintf("the probed page %s references no asset, and so proves nothing about what the instance serves (declare an asset-free page explicitly if it is one)", p.URL)})
+			}
+		}
+	}
+	mapped := probe.Map(ok, m.Assets.CDN)
+	files := make([]manifest.File, 0, len(mapped.IDs))
+	for _, id := range mapped.IDs {
+		f, found := m.Assets.File(id)
+		if !found {
+			c.add(Finding{Kind: KindAssetNotInManifest, Subject: id, Want: "an asset of " + m.ID(),
+				Message: fmt.Sprintf("the instance serves %s, which manifest %s does not list", id, m.ID())})
+			f = manifest.File{Path: id, SHA256: strings.Repeat("0", 64)}
+		}
+		files = append(files, f)
+	}
+	for _, u := range mapped.Foreign {
+		if hostAllowed(u, cfg.AllowHosts) {
+			continue
+		}
+		c.add(Finding{Kind: KindAssetForeignHost, Subject: u, Want: "a CDN base of the manifest, the instance, or an allowed host",
+			Message: fmt.Sprintf("the instance references %s, on a host that is neither a CDN base of %s nor its own nor allowed", u, m.ID())})
+	}
+	c.update(func(d *Decision) {
+		d.Served, d.Foreign = mapped.IDs, mapped.Foreign
+		d.ServedFingerprint = manifest.Fingerprint(files)
+	})
+	return mapped.IDs
+}
+
+// hostAllowed reports whether the URL's host is one of allow: "host",
+// "host:port" or "*.domain" (any subdomain of domain).
+func hostAllowed(rawURL string, allow []string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	host, hostPort := strings.ToLower(u.Hostname()), strings.ToLower(u.Host)
+	for _, a := range allow {
+		a = strings.ToLower(strings.TrimSpace(a))
+		switch {
+		case a == "":
+		case strings.HasPrefix(a, "*."):
+			if strings.HasSuffix(host, a[1:]) {
+				return true
+			}
+		case a == host || a == hostPort:
+			return true
+		}
+	}
+	return false
+}

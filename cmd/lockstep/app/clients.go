@@ -1,0 +1,180 @@
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/urfave/cli/v2"
+
+	"github.com/lockstep-dev/lockstep/internal/transport"
+	"github.com/lockstep-dev/lockstep/internal/transport/awsretry"
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/filestore"
+	"github.com/lockstep-dev/lockstep/manifest/s3store"
+	"github.com/lockstep-dev/lockstep/manifest/store"
+)
+
+// This file is where flags become clients, as ctr's NewClient: the shared
+// transport (newClient), the one AWS configuration (awsConfig) and the one
+// store opener (openStore). Commands build their clients here and nowhere
+// else.
+
+// clientOptions say what a command's transport takes from its flags and
+// the environment, beside its policy.
+type clientOptions struct {
+	// Gate applies the rules of every request the probe, the agent and the
+	// fleet check send (gateOptions): never a redirect to another origin,
+	// never a link-local or metadata address unless --allow-link-local.
+	Gate bool
+	// TLS is the client TLS configuration: fleet's agent flags, or the
+	// AWS_CA_BUNDLE roots of the commands that reach AWS (awsCABundle).
+	TLS *tls.Config
+	// Log sends the transport's retries and waits to the command's logger.
+	Log bool
+}
+
+// newClient is the one constructor of the shared transport
+// (internal/transport): policy p, with what o asks for.
+func newClient(c *cli.Context, p transport.Policy, o clientOptions) *transport.Client {
+	var opts []transport.Option
+	if o.Gate {
+		opts = append(opts, gateOptions(c)...)
+	}
+	if o.Log {
+		opts = append(opts, transport.WithLogger(logger(c)))
+	}
+	if o.TLS != nil {
+		opts = append(opts, transport.WithTLSConfig(o.TLS))
+	}
+	return transport.New(p, opts...)
+}
+
+// awsCABundle is the TLS configuration of a command that reaches AWS APIs:
+// the system's roots and AWS_CA_BUNDLE's, for every endpoint, as the AWS
+// SDK would trust them; nil when AWS_CA_BUNDLE is not set. An unreadable
+// bundle is a usage error.
+func awsCABundle() (*tls.Config, error) {
+	bundle := os.Getenv("AWS_CA_BUNDLE")
+	if bundle == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(bundle)
+	if err != nil {
+		return nil, usage(fmt.Errorf("AWS_CA_BUNDLE: %w", err))
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool()
+	}
+	if !roots.AppendCertsFromPEM(pem) {
+		return nil, usage(fmt.Errorf("AWS_CA_BUNDLE %s holds no PEM certificate", bundle))
+	}
+	return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}, nil
+}
+
+// awsConfig is the one AWS configuration: the SDK's own (AWS_REGION, the
+// credential chain, AWS_ENDPOINT_URL*, AWS_CA_BUNDLE or ca_bundle), with
+// every request sent on client and retried under its policy. A nil client
+// is one of its own, with the default policy, that trusts the SDK's CA
+// bundle. When AWS_CA_BUNDLE is set the SDK refuses a custom HTTP client at
+// load time (it wants to add the bundle itself), so client is set after
+// loading: a given client must already trust the bundle (awsCABundle).
+func awsConfig(ctx context.Context, client *transport.Client, opts ...func(*awsconfig.LoadOptions) error) (aws.Config, error) {
+	policy := transport.DefaultPolicy()
+	if client != nil {
+		policy = client.Policy()
+		if os.Getenv("AWS_CA_BUNDLE") == "" {
+			opts = append(opts, awsconfig.WithHTTPClient(&http.Client{Transport: client.Transport()}))
+		}
+	}
+	opts = append(opts, awsconfig.WithRetryer(func() aws.Retryer { return awsretry.New(policy) }))
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("loading the AWS configuration: %w", err)
+	}
+	if client == nil {
+		// The SDK applies a CA bundle (AWS_CA_BUNDLE, ca_bundle) to its own
+		// client; carry its TLS roots over to ours.
+		var topts []transport.Option
+		if bc, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok {
+			if tls := bc.GetTransport().TLSClientConfig; tls != nil && tls.RootCAs != nil {
+				topts = append(topts, transport.WithTLSConfig(tls.Clone()))
+			}
+		}
+		client = transport.New(policy, topts...)
+	}
+	cfg.HTTPClient = &http.Client{Transport: client.Transport()}
+	return cfg, nil
+}
+
+// openStore is the one store opener: the Store a --store URL names, with
+// the command's logger. An s3:// store uses the AWS configuration
+// (awsConfig) and sends on client (nil: a client of its own that trusts
+// the SDK's CA bundle), so that a consumer's requests and TLS report
+// include the store's; path-style addressing is used when an endpoint is
+// configured (S3-compatible servers), unless LOCKSTEP_S3_PATH_STYLE says
+// otherwise. Anything else is a directory (file:///DIR or a path). The URL
+// is parsed (store.ParseURL) before anything is built or contacted: a bad
+// one is a usage error, exit 2.
+func openStore(c *cli.Context, url string, client *transport.Client) (manifest.Store, error) {
+	u, err := store.ParseURL(url)
+	if err != nil {
+		return nil, usage(err)
+	}
+	if u.Scheme == "s3" {
+		api, err := newS3Client(c.Context, client)
+		if err != nil {
+			return nil, err
+		}
+		return s3store.New(api, u.Bucket, u.Prefix, s3store.WithLogger(logger(c)))
+	}
+	return filestore.New(u.Dir, filestore.WithLogger(logger(c)))
+}
+
+// newS3Client is the one place the real S3 client is built: on the AWS
+// configuration the SDK's own lookups (region, credentials) load with
+// their own client, its requests sent on tc when given.
+func newS3Client(ctx context.Context, tc *transport.Client) (*s3.Client, error) {
+	cfg, err := awsConfig(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if tc != nil {
+		cfg.HTTPClient = &http.Client{Transport: tc.Transport()}
+	}
+	custom := os.Getenv("AWS_ENDPOINT_URL_S3") != "" || os.Getenv("AWS_ENDPOINT_URL") != "" || cfg.BaseEndpoint != nil
+	pathStyle := custom
+	if v := os.Getenv("LOCKSTEP_S3_PATH_STYLE"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, usage(fmt.Errorf("LOCKSTEP_S3_PATH_STYLE=%q: want true or false", v))
+		}
+		pathStyle = b
+	}
+	if cfg.Region == "" && custom {
+		// S3-compatible servers ignore the region, but the SDK signs with one.
+		cfg.Region = "us-east-1"
+	}
+	return s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = pathStyle }), nil
+}
+
+// gateOptions are the rules of every request the probe, the agent and
+// the fleet check send: never follow a redirect to another origin, and
+// never contact a link-local or metadata address unless
+// --allow-link-local.
+func gateOptions(c *cli.Context) []transport.Option {
+	opts := []transport.Option{transport.WithSameOriginRedirects()}
+	if !c.Bool("allow-link-local") {
+		opts = append(opts, transport.WithDeniedAddresses(transport.LinkLocal...))
+	}
+	return opts
+}

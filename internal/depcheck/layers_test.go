@@ -1,0 +1,32 @@
+package depcheck_test
+
+import (
+	"testing"
+
+	"github.com/lockstep-dev/lockstep/internal/depcheck"
+)
+
+const mod = "github.com/lockstep-dev/lockstep"
+
+// TestLayers holds the tree's layering (issue 15): the domain (manifest/)
+// and the boot gate (admission/) sit below the comparison engine
+// (verify/), so neither imports it, directly or not.
+//
+// Two exceptions are still open, each named here so that it cannot grow:
+// manifest/record is a workflow over verify/registry and verify/cdn that
+// leaves manifest/ for a top-level package, and the boot gate's CDN check
+// (admission.Check) calls verify/cdn.
+func TestLayers(t *testing.T) {
+	depcheck.Assert(t,
+		depcheck.Rule{
+			Packages: []string{mod + "/manifest/..."},
+			Skip:     []string{mod + "/manifest/record"},
+			Deny:     []string{mod + "/verify/..."},
+		},
+		depcheck.Rule{
+			Packages: []string{mod + "/admission/..."},
+			Deny:     []string{mod + "/verify/..."},
+			Allow:    []string{mod + "/verify/cdn"},
+		},
+	)
+}

@@ -30,3 +30,16 @@ func TestLayers(t *testing.T) {
 		},
 	)
 }
+
+// TestFleetReadsTheWire: the fleet check reads the agent's status through
+// agentapi, the wire contract, and links nothing of the agent's server
+// (Prometheus, IMDS) nor any other admission package.
+func TestFleetReadsTheWire(t *testing.T) {
+	depcheck.Assert(t,
+		depcheck.Rule{Packages: []string{mod + "/verify/fleet"}, Deny: []string{mod + "/admission/..."}},
+		depcheck.Rule{
+			Packages: []string{mod + "/agentapi"},
+			Deny:     []string{mod + "/admission/...", mod + "/verify/...", "github.com/prometheus/", "github.com/aws/"},
+		},
+	)
+}

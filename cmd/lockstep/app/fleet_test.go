@@ -16,6 +16,7 @@ import (
 	"github.com/lockstep-dev/lockstep/admission/agent/agenttest"
 	"github.com/lockstep-dev/lockstep/internal/awsfake"
 	"github.com/lockstep-dev/lockstep/internal/fleettest"
+	"github.com/lockstep-dev/lockstep/internal/tlstest"
 	"github.com/lockstep-dev/lockstep/verify/fleet"
 )
 
@@ -183,7 +184,7 @@ func TestFleetCheckCLIDiscoversThroughAWS(t *testing.T) {
 }
 
 func TestFleetCheckCLIClientCertificates(t *testing.T) {
-	pki := fleettest.NewPKI(t)
+	pki := tlstest.NewPKI(t)
 	cfg, err := agent.ServerTLS(pki.ServerCert, pki.ServerKey, pki.CAFile)
 	if err != nil {
 		t.Fatal(err)

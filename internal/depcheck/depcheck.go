@@ -158,3 +158,15 @@ func Assert(t testing.TB, rules ...Rule) {
 		}
 	}
 }
+
+// Importers returns the packages of g that import dep directly, sorted.
+func (g *Graph) Importers(dep string) []string {
+	var out []string
+	for p, imps := range g.Imports {
+		if slices.Contains(imps, dep) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -52,6 +52,15 @@ func TestCheckChains(t *testing.T) {
 	}
 }
 
+func TestImporters(t *testing.T) {
+	if got := graph.Importers("ex/heavy"); !slices.Equal(got, []string{"ex/lib"}) {
+		t.Errorf("Importers(ex/heavy) = %v, want [ex/lib]", got)
+	}
+	if got := graph.Importers("ex/nothing"); len(got) != 0 {
+		t.Errorf("Importers(ex/nothing) = %v, want none", got)
+	}
+}
+
 func TestCheckSkip(t *testing.T) {
 	vs := Rule{Skip: []string{"ex/app"}, Deny: []string{"ex/heavy/sub"}}.check(graph)
 	if len(vs) != 1 || vs[0].Package != "ex/lib" {

@@ -1,7 +1,8 @@
 // Package memregistry runs go-containerregistry's in-memory registry on a
 // loopback httptest server, and pushes generated images to it or to any
-// registry: the one registry fake of the tests, the Action's test and
-// `lockstep demo`.
+// registry: the one registry fake of the tests and the Action's test.
+// (`lockstep demo` runs its own, internal/demo/servers, so that the binary
+// links no test fake.)
 package memregistry
 
 import (

@@ -15,7 +15,7 @@ func TestDeps(t *testing.T) {
 	depcheck.Assert(t,
 		depcheck.Rule{Packages: []string{m}, Deny: []string{"github.com/aws/", "github.com/urfave/cli"}},
 		depcheck.Rule{
-			Packages: []string{m + "/store", m + "/trusted", m + "/filestore"},
+			Packages: []string{m + "/store", m + "/trusted", m + "/filestore", m + "/blobstore"},
 			Deny:     []string{"github.com/aws/", "github.com/urfave/cli", "github.com/sigstore/cosign"},
 		},
 		depcheck.Rule{Packages: []string{m + "/s3store"}, Deny: []string{"github.com/urfave/cli", "github.com/sigstore/cosign"}},

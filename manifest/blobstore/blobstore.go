@@ -17,6 +17,9 @@ import (
 // "….json"; its sidecars are that name without ".json" plus the sidecar's
 // suffix (manifest.SignatureSuffix, manifest.BundleSuffix).
 type Blobs interface {
+	// Name is the name of the blob of manifest d of release; it returns an
+	// error for a release name or digest the store cannot hold.
+	Name(release string, d manifest.Digest) (string, error)
 	// Create stores data as name unless a blob of that name is there, in
 	// one step that a concurrent Create cannot split: the first writer
 	// wins. When one is there it returns an error that wraps fs.ErrExist.
@@ -31,7 +34,7 @@ type Blobs interface {
 	Stored(ctx context.Context, release string, d manifest.Digest) (*manifest.Signed, error)
 }
 
-// Put stores m as the blob name, then its sidecars. See manifest.Store:
+// Put stores m as its blob (Blobs.Name), then its sidecars. See manifest.Store:
 // a manifest that is there already is never rewritten. With the same
 // bytes, the sidecars it lacks are added and those it has are kept; with
 // other bytes (the same manifest formatted differently) nothing is written,
@@ -39,7 +42,7 @@ type Blobs interface {
 //
 // Put checks m.CheckSidecars first, and returns Stored's errors (a corrupt
 // stored manifest among them) as they are.
-func Put(ctx context.Context, b Blobs, name string, m *manifest.Signed, log *slog.Logger) error {
+func Put(ctx context.Context, b Blobs, m *manifest.Signed, log *slog.Logger) error {
 	if m == nil || m.Manifest == nil {
 		return errors.New("putting a manifest: no manifest")
 	}
@@ -47,6 +50,10 @@ func Put(ctx context.Context, b Blobs, name string, m *manifest.Signed, log *slo
 		return err
 	}
 	release := m.Manifest.Release.Name
+	name, err := b.Name(release, m.Digest)
+	if err != nil {
+		return err
+	}
 	existing, err := b.Stored(ctx, release, m.Digest)
 	if errors.Is(err, manifest.ErrNotFound) {
 		err = b.Create(ctx, name, m.Raw)
@@ -97,10 +104,14 @@ func putSidecars(ctx context.Context, b Blobs, name string, m *manifest.Signed, 
 	return nil
 }
 
-// Delete removes the manifest blob name, then its sidecars. Blobs that are
-// not there are not an error; the first failure is returned as Blobs.Delete
-// gave it.
-func Delete(ctx context.Context, b Blobs, name string) error {
+// Delete removes the blob of manifest d of release, then its sidecars.
+// Blobs that are not there are not an error; the first failure is
+// returned as Blobs.Delete gave it.
+func Delete(ctx context.Context, b Blobs, release string, d manifest.Digest, log *slog.Logger) error {
+	name, err := b.Name(release, d)
+	if err != nil {
+		return err
+	}
 	if err := b.Delete(ctx, name); err != nil {
 		return err
 	}
@@ -110,5 +121,6 @@ func Delete(ctx context.Context, b Blobs, name string) error {
 			return err
 		}
 	}
+	log.Debug("deleted manifest", "release", release, "digest", d)
 	return nil
 }

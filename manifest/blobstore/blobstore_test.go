@@ -34,6 +34,10 @@ func name(release string, d manifest.Digest) string {
 	return release + "/manifests/" + d.String() + ".json"
 }
 
+func (b *memBlobs) Name(release string, d manifest.Digest) (string, error) {
+	return name(release, d), nil
+}
+
 func (b *memBlobs) Create(_ context.Context, n string, data []byte) error {
 	if b.beforeCreate != nil {
 		b.beforeCreate(n)
@@ -86,7 +90,7 @@ var quiet = slog.New(slog.DiscardHandler)
 
 func put(t *testing.T, b *memBlobs, m *manifest.Signed) error {
 	t.Helper()
-	return blobstore.Put(context.Background(), b, name(m.Manifest.Release.Name, m.Digest), m, quiet)
+	return blobstore.Put(context.Background(), b, m, quiet)
 }
 
 func TestPutFreshWritesManifestThenSidecars(t *testing.T) {
@@ -196,7 +200,7 @@ func TestPutErrors(t *testing.T) {
 	if err := put(t, newMem(), &blank); err == nil {
 		t.Error("Put of a blank signature: no error")
 	}
-	if err := blobstore.Put(context.Background(), newMem(), n, nil, quiet); err == nil {
+	if err := blobstore.Put(context.Background(), newMem(), nil, quiet); err == nil {
 		t.Error("Put(nil): no error")
 	}
 }
@@ -210,18 +214,18 @@ func TestDelete(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := blobstore.Delete(context.Background(), b, name("web", m.Digest)); err != nil {
+	if err := blobstore.Delete(context.Background(), b, "web", m.Digest, quiet); err != nil {
 		t.Fatal(err)
 	}
 	if got := slices.Sorted(maps.Keys(b.blobs)); !slices.Equal(got, []string{name("web", other.Digest)}) {
 		t.Errorf("after Delete: %q, want only the other manifest", got)
 	}
 	// Again: nothing is there, which is not an error.
-	if err := blobstore.Delete(context.Background(), b, name("web", m.Digest)); err != nil {
+	if err := blobstore.Delete(context.Background(), b, "web", m.Digest, quiet); err != nil {
 		t.Errorf("Delete of a deleted manifest: %v", err)
 	}
 	b.fail[name("web", other.Digest)] = errors.New("denied")
-	if err := blobstore.Delete(context.Background(), b, name("web", other.Digest)); err == nil {
+	if err := blobstore.Delete(context.Background(), b, "web", other.Digest, quiet); err == nil {
 		t.Error("Delete with a failing blob delete: no error")
 	}
 }

@@ -96,20 +96,15 @@ func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if m == nil || m.Manifest == nil {
-		return errors.New("putting a manifest: no manifest")
-	}
-	path, err := s.manifestPath(m.Manifest.Release.Name, m.Digest)
-	if err != nil {
-		return err
-	}
-	return blobstore.Put(ctx, blobs{s}, path, m, s.log)
+	return blobstore.Put(ctx, blobs{s}, m, s.log)
 }
 
 // blobs is the store's files as blobstore.Blobs: a blob's name is its path.
 type blobs struct{ s *Store }
 
-var _ blobstore.Blobs = blobs{}
+func (b blobs) Name(release string, d manifest.Digest) (string, error) {
+	return b.s.manifestPath(release, d)
+}
 
 // Create writes a file once (createOnce), making its directory.
 func (b blobs) Create(_ context.Context, path string, data []byte) error {
@@ -348,8 +343,7 @@ func (s *Store) names(ctx context.Context, release, sub string) ([]string, error
 // Delete removes a manifest and its signature and bundle, under the
 // release's lock. Deleting a manifest that is not there is not an error.
 func (s *Store) Delete(ctx context.Context, release string, d manifest.Digest) error {
-	path, err := s.manifestPath(release, d)
-	if err != nil {
+	if _, err := s.manifestPath(release, d); err != nil {
 		return err
 	}
 	unlock, err := s.lock(ctx, release)
@@ -357,11 +351,7 @@ func (s *Store) Delete(ctx context.Context, release string, d manifest.Digest) e
 		return err
 	}
 	defer unlock()
-	if err := blobstore.Delete(ctx, blobs{s}, path); err != nil {
-		return err
-	}
-	s.log.Debug("deleted manifest", "release", release, "digest", d)
-	return nil
+	return blobstore.Delete(ctx, blobs{s}, release, d, s.log)
 }
 
 // lock takes the release's exclusive lock (flock on DIR/RELEASE/.lock),

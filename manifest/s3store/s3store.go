@@ -112,21 +112,16 @@ func (s *Store) channelKey(release, channel string) (string, error) {
 // Put stores s under its digest (blobstore.Put, creating objects with
 // If-None-Match: *). See manifest.Store.
 func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
-	if m == nil || m.Manifest == nil {
-		return errors.New("putting a manifest: no manifest")
-	}
-	key, err := s.manifestKey(m.Manifest.Release.Name, m.Digest)
-	if err != nil {
-		return err
-	}
-	return blobstore.Put(ctx, blobs{s}, key, m, s.log)
+	return blobstore.Put(ctx, blobs{s}, m, s.log)
 }
 
 // blobs is the bucket's objects as blobstore.Blobs: a blob's name is its
 // key.
 type blobs struct{ s *Store }
 
-var _ blobstore.Blobs = blobs{}
+func (b blobs) Name(release string, d manifest.Digest) (string, error) {
+	return b.s.manifestKey(release, d)
+}
 
 // Create writes an object with If-None-Match: *; a failed precondition
 // (the object is there) wraps fs.ErrExist.
@@ -448,15 +443,7 @@ func (s *Store) list(ctx context.Context, prefix string) ([]string, error) {
 // Delete removes a manifest and its signature and bundle. Deleting one
 // that is not there is not an error. See manifest.Store.
 func (s *Store) Delete(ctx context.Context, release string, d manifest.Digest) error {
-	key, err := s.manifestKey(release, d)
-	if err != nil {
-		return err
-	}
-	if err := blobstore.Delete(ctx, blobs{s}, key); err != nil {
-		return err
-	}
-	s.log.Debug("deleted manifest", "release", release, "digest", d)
-	return nil
+	return blobstore.Delete(ctx, blobs{s}, release, d, s.log)
 }
 
 // statusCode returns the HTTP status of an S3 error, or 0.

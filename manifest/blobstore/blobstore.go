@@ -29,6 +29,10 @@ type Blobs interface {
 	Replace(ctx context.Context, name string, data []byte) error
 	// Delete removes the blob name; one that is not there is not an error.
 	Delete(ctx context.Context, name string) error
+	// List returns the names, without ".json", of the "*.json" blobs
+	// directly in dir ("manifests" or "channels") of release, sorted; none
+	// when there are none.
+	List(ctx context.Context, release, dir string) ([]string, error)
 	// Stored reads and checks the manifest d of release as the store reads
 	// it; manifest.ErrNotFound when there is none.
 	Stored(ctx context.Context, release string, d manifest.Digest) (*manifest.Signed, error)
@@ -123,4 +127,36 @@ func Delete(ctx context.Context, b Blobs, release string, d manifest.Digest, log
 	}
 	log.Debug("deleted manifest", "release", release, "digest", d)
 	return nil
+}
+
+// List returns the digests of the manifests stored for release, sorted; a
+// name that is not a digest is not the store's and is skipped.
+func List(ctx context.Context, b Blobs, release string) ([]manifest.Digest, error) {
+	names, err := b.List(ctx, release, "manifests")
+	if err != nil {
+		return nil, err
+	}
+	var out []manifest.Digest
+	for _, n := range names {
+		if d, err := manifest.ParseDigest(n); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// Channels returns the names of release's channels, sorted; a name that
+// is not a valid channel name is skipped.
+func Channels(ctx context.Context, b Blobs, release string) ([]string, error) {
+	names, err := b.List(ctx, release, "channels")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range names {
+		if manifest.ValidateName(n) == nil {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }

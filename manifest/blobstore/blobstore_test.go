@@ -76,6 +76,20 @@ func (b *memBlobs) Delete(_ context.Context, n string) error {
 	return nil
 }
 
+func (b *memBlobs) List(_ context.Context, release, dir string) ([]string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for n := range b.blobs {
+		rest, ok := strings.CutPrefix(n, release+"/"+dir+"/")
+		if base, json := strings.CutSuffix(rest, ".json"); ok && json {
+			out = append(out, base)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 func (b *memBlobs) Stored(_ context.Context, release string, d manifest.Digest) (*manifest.Signed, error) {
 	b.mu.Lock()
 	raw, ok := b.blobs[name(release, d)]
@@ -227,5 +241,28 @@ func TestDelete(t *testing.T) {
 	b.fail[name("web", other.Digest)] = errors.New("denied")
 	if err := blobstore.Delete(context.Background(), b, "web", other.Digest, quiet); err == nil {
 		t.Error("Delete with a failing blob delete: no error")
+	}
+}
+
+func TestListAndChannels(t *testing.T) {
+	b := newMem()
+	m1, m2 := storetest.Manifest(t, "web", 1, "a"), storetest.Manifest(t, "web", 2, "a")
+	for _, m := range []*manifest.Signed{m1, m2, storetest.Manifest(t, "api", 1, "a")} {
+		if err := put(t, b, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.blobs["web/manifests/not-a-digest.json"] = []byte("{}")
+	b.blobs["web/channels/production.json"] = []byte("{}")
+	b.blobs["web/channels/Not A Name.json"] = []byte("{}")
+	ds, err := blobstore.List(context.Background(), b, "web")
+	want := []manifest.Digest{m1.Digest, m2.Digest}
+	slices.SortFunc(want, func(x, y manifest.Digest) int { return strings.Compare(x.String(), y.String()) })
+	if err != nil || !slices.Equal(ds, want) {
+		t.Errorf("List(web) = %v, %v; want %v (the other release's and a non-digest name left out)", ds, err, want)
+	}
+	cs, err := blobstore.Channels(context.Background(), b, "web")
+	if err != nil || !slices.Equal(cs, []string{"production"}) {
+		t.Errorf("Channels(web) = %q, %v; want [production]", cs, err)
 	}
 }

@@ -134,6 +134,10 @@ func (b blobs) Stored(ctx context.Context, release string, d manifest.Digest) (*
 	return b.s.Get(ctx, release, d)
 }
 
+func (b blobs) List(ctx context.Context, release, dir string) ([]string, error) {
+	return b.s.names(ctx, release, dir)
+}
+
 // createOnce writes data to path unless path exists, atomically: a
 // complete, fsynced temporary file is hard-linked to path, which fails if
 // path is there (first writer wins), then the directory is fsynced.
@@ -271,34 +275,12 @@ func (s *Store) Move(ctx context.Context, channel string, m *manifest.Signed, by
 
 // List returns a release's stored manifests, sorted. See manifest.Store.
 func (s *Store) List(ctx context.Context, release string) ([]manifest.Digest, error) {
-	names, err := s.names(ctx, release, "manifests")
-	if err != nil {
-		return nil, err
-	}
-	var out []manifest.Digest
-	for _, n := range names {
-		d, err := manifest.ParseDigest(n)
-		if err != nil {
-			continue // not ours
-		}
-		out = append(out, d)
-	}
-	return out, nil
+	return blobstore.List(ctx, blobs{s}, release)
 }
 
 // Channels returns a release's channel names, sorted. See manifest.Store.
 func (s *Store) Channels(ctx context.Context, release string) ([]string, error) {
-	names, err := s.names(ctx, release, "channels")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, n := range names {
-		if manifest.ValidateName(n) == nil {
-			out = append(out, n)
-		}
-	}
-	return out, nil
+	return blobstore.Channels(ctx, blobs{s}, release)
 }
 
 // names lists the "*.json" files of a release's subdirectory, without the

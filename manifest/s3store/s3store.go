@@ -153,6 +153,14 @@ func (b blobs) Stored(ctx context.Context, release string, d manifest.Digest) (*
 	return signed, err
 }
 
+func (b blobs) List(ctx context.Context, release, dir string) ([]string, error) {
+	rk, err := b.s.releaseKey(release)
+	if err != nil {
+		return nil, err
+	}
+	return b.s.list(ctx, rk+dir+"/")
+}
+
 // put writes an object: with ifMatch, only over that ETag; with ifNone,
 // only if there is none. It returns the new ETag.
 func (s *Store) put(ctx context.Context, key string, data []byte, ifMatch string, ifNone bool) (string, error) {
@@ -375,40 +383,12 @@ func pause(ctx context.Context, attempt int) error {
 
 // List returns a release's stored manifests, sorted. See manifest.Store.
 func (s *Store) List(ctx context.Context, release string) ([]manifest.Digest, error) {
-	rk, err := s.releaseKey(release)
-	if err != nil {
-		return nil, err
-	}
-	names, err := s.list(ctx, rk+"manifests/")
-	if err != nil {
-		return nil, err
-	}
-	var out []manifest.Digest
-	for _, n := range names {
-		if d, err := manifest.ParseDigest(n); err == nil {
-			out = append(out, d)
-		}
-	}
-	return out, nil
+	return blobstore.List(ctx, blobs{s}, release)
 }
 
 // Channels returns a release's channel names, sorted. See manifest.Store.
 func (s *Store) Channels(ctx context.Context, release string) ([]string, error) {
-	rk, err := s.releaseKey(release)
-	if err != nil {
-		return nil, err
-	}
-	names, err := s.list(ctx, rk+"channels/")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, n := range names {
-		if manifest.ValidateName(n) == nil {
-			out = append(out, n)
-		}
-	}
-	return out, nil
+	return blobstore.Channels(ctx, blobs{s}, release)
 }
 
 // list returns the names of the "*.json" objects directly under prefix,

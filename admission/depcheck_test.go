@@ -1,25 +1,17 @@
 package admission_test
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/lockstep-dev/lockstep/internal/depcheck"
 )
 
 // TestDeps guards the boot path's weight: the gate's packages must not
 // pull in the CLI framework, the cosign CLI or Kubernetes.
 func TestDeps(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "github.com/lockstep-dev/lockstep/admission",
-		"github.com/lockstep-dev/lockstep/admission/running", "github.com/lockstep-dev/lockstep/admission/probe",
-		"github.com/lockstep-dev/lockstep/admission/gate").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, banned := range []string{"github.com/urfave/cli", "github.com/sigstore/cosign/v2/cmd", "k8s.io/", "github.com/spf13/cobra", "github.com/lockstep-dev/lockstep/cmd"} {
-			if strings.HasPrefix(dep, banned) {
-				t.Errorf("the boot gate depends on %s", dep)
-			}
-		}
-	}
+	const a = "github.com/lockstep-dev/lockstep/admission"
+	depcheck.Assert(t, depcheck.Rule{
+		Packages: []string{a, a + "/running", a + "/probe", a + "/gate"},
+		Deny:     []string{"github.com/urfave/cli", "github.com/sigstore/cosign/v2/cmd", "k8s.io/", "github.com/spf13/cobra", "github.com/lockstep-dev/lockstep/cmd"},
+	})
 }

@@ -1,24 +1,17 @@
 package agent_test
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/lockstep-dev/lockstep/internal/depcheck"
 )
 
 // TestDeps guards the agent's weight: it runs on every instance beside the
 // application, so it must not pull in the CLI framework, the cosign CLI or
 // Kubernetes.
 func TestDeps(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "github.com/lockstep-dev/lockstep/admission/agent").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, banned := range []string{"github.com/urfave/cli", "github.com/sigstore/cosign/v2/cmd", "k8s.io/", "github.com/spf13/cobra", "github.com/lockstep-dev/lockstep/cmd"} {
-			if strings.HasPrefix(dep, banned) {
-				t.Errorf("the agent depends on %s", dep)
-			}
-		}
-	}
+	depcheck.Assert(t, depcheck.Rule{
+		Packages: []string{"github.com/lockstep-dev/lockstep/admission/agent"},
+		Deny:     []string{"github.com/urfave/cli", "github.com/sigstore/cosign/v2/cmd", "k8s.io/", "github.com/spf13/cobra", "github.com/lockstep-dev/lockstep/cmd"},
+	})
 }

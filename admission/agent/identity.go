@@ -11,30 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 )
 
-// Identity says which instance an agent runs on.
-type Identity struct {
-	// InstanceID is the EC2 instance ID, from IMDSv2, where available.
-	InstanceID string `json:"instanceId,omitempty"`
-	// ASG is the Auto Scaling group's name, where known.
-	ASG string `json:"asg,omitempty"`
-	// AvailabilityZone and PrivateIP come from IMDS, where available.
-	AvailabilityZone string `json:"availabilityZone,omitempty"`
-	PrivateIP        string `json:"privateIp,omitempty"`
-	// Hostname is always set (os.Hostname).
-	Hostname string `json:"hostname"`
-	// Source is "imds" when the instance ID came from IMDS, "flag" when it
-	// was given (lockstep agent --instance-name), else "hostname".
-	Source string `json:"source"`
-}
-
-// Name is the instance ID where known, else the hostname.
-func (id Identity) Name() string {
-	if id.InstanceID != "" {
-		return id.InstanceID
-	}
-	return id.Hostname
-}
-
 // MetadataClient is the part of the IMDS client Identify uses
 // (*imds.Client).
 type MetadataClient interface {

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/fleettest"
+	"github.com/lockstep-dev/lockstep/internal/tlstest"
 )
 
 func TestServeOptionsCheck(t *testing.T) {
@@ -85,7 +85,7 @@ func serve(t *testing.T, a *Agent, o ServeOptions) string {
 }
 
 func TestServeClientCertificates(t *testing.T) {
-	pki := fleettest.NewPKI(t)
+	pki := tlstest.NewPKI(t)
 	cfg, err := ServerTLS(pki.ServerCert, pki.ServerKey, pki.CAFile)
 	if err != nil {
 		t.Fatal(err)

@@ -6,31 +6,30 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/admission"
+	"github.com/lockstep-dev/lockstep/agentapi"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
-// The identity of the status document; the fleet check refuses any other.
+// The wire contract's names, kept here for the agent's users; the
+// definitions live in package agentapi, which the fleet check reads.
 const (
-	StatusAPIVersion = "lockstep.dev/v1"
-	StatusKind       = "AgentStatus"
+	StatusAPIVersion = agentapi.StatusAPIVersion
+	StatusKind       = agentapi.StatusKind
+	StatePending     = agentapi.StatePending
+	StateAdmitted    = agentapi.StateAdmitted
+	StateRefused     = agentapi.StateRefused
+	StateUnverified  = agentapi.StateUnverified
+	MaxListedAssets  = agentapi.MaxListedAssets
 )
 
-// The states of an agent.
-const (
-	// StatePending: no check has finished yet.
-	StatePending = "pending"
-	// StateAdmitted: the last check admitted the instance.
-	StateAdmitted = "admitted"
-	// StateRefused: the last check found a mismatch.
-	StateRefused = "refused"
-	// StateUnverified: the last check could not verify (and so refused).
-	StateUnverified = "unverified"
+// The parts of Status that are the agent's wire contract (see agentapi).
+type (
+	Identity    = agentapi.Identity
+	Running     = agentapi.Running
+	ManifestRef = agentapi.ManifestRef
+	AssetStatus = agentapi.AssetStatus
 )
-
-// MaxListedAssets caps AssetStatus.NotInManifest; the rest is counted in
-// NotInManifestOmitted.
-const MaxListedAssets = 100
 
 // Status is the document GET /v1/status serves. Its JSON shape is stable
 // and documented in the README; fields are only ever added.
@@ -62,48 +61,6 @@ type Status struct {
 	// Certificates lists the TLS endpoints the last check touched.
 	Certificates []transport.Certificate `json:"certificates,omitempty"`
 	Agent        AgentInfo               `json:"agent"`
-}
-
-// Running is the digest the instance was observed to run.
-type Running struct {
-	Digest manifest.Digest `json:"digest"`
-	// Source says where it was read, e.g. "docker:web" or "file:/run/x".
-	Source string `json:"source,omitempty"`
-}
-
-// ManifestRef names the manifest a check compared against.
-type ManifestRef struct {
-	Release    string          `json:"release"`
-	Generation int64           `json:"generation"`
-	Digest     manifest.Digest `json:"digest"`
-	// Fingerprint is the manifest's assets.fingerprint.
-	Fingerprint manifest.Digest `json:"fingerprint"`
-	Location    string          `json:"location,omitempty"`
-}
-
-// AssetStatus describes the asset IDs the instance serves, as its probes saw
-// them.
-type AssetStatus struct {
-	// Fingerprint is manifest.Fingerprint over the served asset IDs, each
-	// with the manifest's hash; a served ID the manifest lacks counts with an
-	// all-zero hash (as in admission's decision), so the value differs from
-	// that of every subset of the manifest. When Complete, it equals the manifest's fingerprint.
-	// When the probes see only part of the manifest's assets (the usual case:
-	// a page references a few of them) it is the fingerprint of that part:
-	// equal across instances that serve the same part, comparable with the
-	// manifest only through NotInManifest.
-	Fingerprint manifest.Digest `json:"fingerprint"`
-	// Complete is true when the served set is exactly the manifest's.
-	Complete bool `json:"complete"`
-	// Served counts the distinct asset IDs served; InManifest how many of
-	// them the manifest has; ManifestAssets how many assets it has.
-	Served         int `json:"served"`
-	InManifest     int `json:"inManifest"`
-	ManifestAssets int `json:"manifestAssets"`
-	// NotInManifest lists served asset IDs the manifest lacks, sorted, at
-	// most MaxListedAssets of them; NotInManifestOmitted counts the rest.
-	NotInManifest        []string `json:"notInManifest"`
-	NotInManifestOmitted int      `json:"notInManifestOmitted,omitempty"`
 }
 
 // AgentInfo describes the agent process.

@@ -20,8 +20,8 @@ import (
 
 	"github.com/lockstep-dev/lockstep/admission"
 	"github.com/lockstep-dev/lockstep/admission/gate"
-	"github.com/lockstep-dev/lockstep/admission/gate/awsfake"
 	"github.com/lockstep-dev/lockstep/admission/running"
+	"github.com/lockstep-dev/lockstep/internal/awsfake"
 	"github.com/lockstep-dev/lockstep/internal/scenario"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"

@@ -2,15 +2,14 @@ package webhook
 
 import (
 	"context"
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
 	"errors"
 	"io"
 	"log/slog"
@@ -24,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/internal/tlstest"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
@@ -143,45 +143,13 @@ func writeManifest(t testing.TB, path string, m *manifest.Manifest, k *ecdsa.Pri
 	}
 }
 
-// testCA is a certificate authority made for one test.
-type testCA struct {
-	cert *x509.Certificate
-	key  crypto.Signer
-	pool *x509.CertPool
-}
-
-func newCA(t testing.TB) *testCA {
+// issue writes a serving certificate from ca for 127.0.0.1 and the
+// webhook's Service name, with the given serial, and its key, to
+// dir/tls.crt and dir/tls.key (through a rename, as a Secret volume update
+// does), and returns their paths.
+func issue(t testing.TB, ca *tlstest.CA, dir string, serial int64) (certFile, keyFile string) {
 	t.Helper()
-	key := newKey(t)
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "lockstep test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
-}
-
-// issue writes a serving certificate for 127.0.0.1 and the webhook's
-// Service name, with the given serial, and its key, to dir/tls.crt and
-// dir/tls.key, and returns their paths.
-func (ca *testCA) issue(t testing.TB, dir string, serial int64) (certFile, keyFile string) {
-	t.Helper()
-	key := newKey(t)
-	tmpl := &x509.Certificate{
+	cert, key := ca.Issue(t, &x509.Certificate{
 		SerialNumber: big.NewInt(serial),
 		Subject:      pkix.Name{CommonName: "lockstep-webhook.lockstep.svc"},
 		DNSNames:     []string{"lockstep-webhook.lockstep.svc"},
@@ -190,29 +158,9 @@ func (ca *testCA) issue(t testing.TB, dir string, serial int64) (certFile, keyFi
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	// Write to temporary names and rename, as a Secret volume update does.
-	for _, f := range []struct {
-		path  string
-		block *pem.Block
-	}{{certFile, &pem.Block{Type: "CERTIFICATE", Bytes: der}}, {keyFile, &pem.Block{Type: "PRIVATE KEY", Bytes: kder}}} {
-		tmp := f.path + ".tmp"
-		if err := os.WriteFile(tmp, pem.EncodeToMemory(f.block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, f.path); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tlstest.WritePair(t, certFile, keyFile, tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key})
 	return certFile, keyFile
 }
 

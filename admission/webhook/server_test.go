@@ -17,6 +17,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 
 	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/tlstest"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
@@ -27,8 +28,8 @@ import (
 // client (the serial it is served).
 func TestServeTLS(t *testing.T) {
 	dir := t.TempDir()
-	ca := newCA(t)
-	certFile, keyFile := ca.issue(t, dir, 2)
+	ca := tlstest.NewCA(t)
+	certFile, keyFile := issue(t, ca, dir, 2)
 	path := filepath.Join(dir, "manifest.json")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -53,7 +54,7 @@ func TestServeTLS(t *testing.T) {
 	}()
 
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig:   &tls.Config{RootCAs: ca.pool, MinVersion: tls.VersionTLS12},
+		TLSClientConfig:   &tls.Config{RootCAs: ca.Pool, MinVersion: tls.VersionTLS12},
 		DisableKeepAlives: true, // a new handshake per request, to see a reloaded certificate
 		ForceAttemptHTTP2: true, // as the API server's client does
 	}}
@@ -121,7 +122,7 @@ func TestServeTLS(t *testing.T) {
 	}
 
 	// A new certificate is served from the next handshake on.
-	ca.issue(t, dir, 3)
+	issue(t, ca, dir, 3)
 	if _, cs := review("pod-allowed.json"); serial(cs) != "3" {
 		t.Errorf("after a reload, serial %s, want 3", serial(cs))
 	}
@@ -132,7 +133,7 @@ func TestServeTLS(t *testing.T) {
 	if _, _, cs := get("/healthz"); serial(cs) != "3" {
 		t.Errorf("after a bad certificate, serial %s, want 3 kept", serial(cs))
 	}
-	ca.issue(t, dir, 4)
+	issue(t, ca, dir, 4)
 	if _, _, cs := get("/healthz"); serial(cs) != "4" {
 		t.Errorf("after a good certificate again, serial %s, want 4", serial(cs))
 	}
@@ -164,7 +165,7 @@ func TestServeTLS(t *testing.T) {
 // TestServeConfigErrors checks what Serve refuses before serving.
 func TestServeConfigErrors(t *testing.T) {
 	dir := t.TempDir()
-	certFile, keyFile := newCA(t).issue(t, dir, 2)
+	certFile, keyFile := issue(t, tlstest.NewCA(t), dir, 2)
 	src := manifest.FileSource{Path: filepath.Join(dir, "manifest.json")}
 	tests := []struct {
 		name string

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/lockstep-dev/lockstep/internal/demo/bootgate"
-	"github.com/lockstep-dev/lockstep/internal/memregistry"
+	"github.com/lockstep-dev/lockstep/internal/demo/servers"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
@@ -48,7 +47,7 @@ type Env struct {
 	Out io.Writer
 	// Registry is the in-memory registry; ImageRef the image's tag
 	// reference in it.
-	Registry *memregistry.Registry
+	Registry *servers.Registry
 	ImageRef string
 	// BuildDir is the build's output, the directory record hashes;
 	// CDNDir what the CDN (at base URL CDN) serves: a build's assets are
@@ -141,10 +140,16 @@ func Run(ctx context.Context, w io.Writer, opts Options) error {
 		return err
 	}
 	e.StoreURL = "file://" + storeDir
-	reg := memregistry.Start()
+	reg, err := servers.StartRegistry()
+	if err != nil {
+		return err
+	}
 	defer reg.Close()
 	e.Registry, e.ImageRef = reg, reg.Ref("store/web:v1")
-	cdn := httptest.NewServer(http.FileServer(http.Dir(e.CDNDir)))
+	cdn, err := servers.Serve(http.FileServer(http.Dir(e.CDNDir)))
+	if err != nil {
+		return err
+	}
 	defer cdn.Close()
 	e.CDN = cdn.URL + "/"
 	e.Instances = &bootgate.Instances{Dir: filepath.Join(dir, "instances"), Client: e.Client, Command: e.Command, Say: e.Say}

@@ -1,8 +1,8 @@
 // Package demo is `lockstep demo`: the product's main job, end to end, on
-// one machine with no network. It starts go-containerregistry's in-memory
-// registry and a CDN (httptest serving a generated asset tree) on
-// loopback, then runs a list of named steps, each printing what lockstep
-// said: push an image, pin it, record release v1 with its assets, validate
+// one machine with no network. It starts an in-memory registry and a CDN
+// (a file server over a generated asset tree) on loopback, from package
+// servers, which imports nothing of the tests; then it runs a list of
+// named steps, each printing what lockstep said: push an image, pin it, record release v1 with its assets, validate
 // the manifest, re-push other bytes under the same tag, and refuse the
 // moved tag.
 //

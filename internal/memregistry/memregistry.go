@@ -1,7 +1,8 @@
 // Package memregistry runs go-containerregistry's in-memory registry on a
 // loopback httptest server, and pushes generated images to it or to any
-// registry: the registry of unit tests, of the Action's test and of
-// `lockstep demo`.
+// registry: the one registry fake of the tests and the Action's test.
+// (`lockstep demo` runs its own, internal/demo/servers, so that the binary
+// links no test fake.)
 package memregistry
 
 import (
@@ -12,6 +13,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
+	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -26,8 +28,9 @@ import (
 type Registry struct {
 	// Host is its host:port on 127.0.0.1; references under it use plain
 	// HTTP, as go-containerregistry does for loopback registries.
-	Host     string
-	srv      *httptest.Server
+	Host string
+	// Server is the server; Close it to take the registry away.
+	Server   *httptest.Server
 	requests atomic.Int64
 }
 
@@ -35,18 +38,27 @@ type Registry struct {
 func Start() *Registry {
 	r := &Registry{}
 	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.requests.Add(1)
 		h.ServeHTTP(w, req)
 	}))
-	r.Host = strings.TrimPrefix(r.srv.URL, "http://")
+	r.Host = strings.TrimPrefix(r.Server.URL, "http://")
+	return r
+}
+
+// New starts a registry that is closed when the test ends.
+func New(t testing.TB) *Registry {
+	t.Helper()
+	r := Start()
+	t.Cleanup(r.Close)
 	return r
 }
 
 // Close stops the registry.
-func (r *Registry) Close() { r.srv.Close() }
+func (r *Registry) Close() { r.Server.Close() }
 
-// Requests counts the requests the registry has served.
+// Requests counts the requests the registry has served: the way a test
+// proves that something sent none.
 func (r *Registry) Requests() int64 { return r.requests.Load() }
 
 // Ref returns host/repo:tag (repoTag is "repo:tag").

@@ -2,53 +2,32 @@ package sigtest
 
 import (
 	"context"
-	"io"
-	"log"
-	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/lockstep-dev/lockstep/internal/memregistry"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
-// Registry is go-containerregistry's in-memory registry on a loopback
-// port, behind a handler that counts the requests it serves: the way a
-// test proves that something sent none.
+// Registry is the tests' registry fake (memregistry: go-containerregistry's
+// in-memory registry on a loopback port, counting the requests it serves)
+// with helpers that push signed-test images and return digest references.
 type Registry struct {
-	// Host is host:port, for references ("127.0.0.1:PORT/app/web:v1").
-	Host string
-	// Server is the server; Close it to take the registry away.
-	Server *httptest.Server
-	n      atomic.Int64
+	*memregistry.Registry
 }
 
 // NewRegistry starts a Registry, closed when the test ends.
 func NewRegistry(t testing.TB) *Registry {
 	t.Helper()
-	r := &Registry{}
-	h := ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.n.Add(1)
-		h.ServeHTTP(w, req)
-	}))
-	t.Cleanup(r.Server.Close)
-	r.Host = strings.TrimPrefix(r.Server.URL, "http://")
-	return r
+	return &Registry{memregistry.New(t)}
 }
-
-// Requests returns how many requests the registry has served.
-func (r *Registry) Requests() int64 { return r.n.Load() }
 
 // PushImage pushes a random image as repo:tag and returns its digest
 // reference.

@@ -6,9 +6,6 @@ package sigtest
 
 import (
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
@@ -23,16 +20,14 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/lockstep-dev/lockstep/internal/tlstest"
 )
 
 // Key returns a new in-memory ECDSA P-256 signer, cosign's default kind.
 func Key(t testing.TB) sigsig.SignerVerifier {
 	t.Helper()
-	pk, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sv, err := sigsig.LoadSignerVerifier(pk, crypto.SHA256)
+	sv, err := sigsig.LoadSignerVerifier(tlstest.NewKey(t), crypto.SHA256)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,42 +57,34 @@ var (
 )
 
 // CA is a test certificate authority: a root and an intermediate, as
-// Fulcio has.
+// Fulcio has, made with tlstest (the tests' one PKI).
 type CA struct {
 	Root, Intermediate *x509.Certificate
-	key                *ecdsa.PrivateKey
+	inter              *tlstest.CA
 }
 
 // NewCA returns a new CA valid from an hour ago for a day.
 func NewCA(t testing.TB) *CA {
 	t.Helper()
-	rootKey := newKey(t)
+	root := tlstest.NewCAFrom(t, caTemplate(1, "lockstep test root"))
+	tmpl := caTemplate(2, "lockstep test intermediate")
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning}
+	tmpl.MaxPathLen, tmpl.MaxPathLenZero = 0, true
+	inter := root.NewIntermediate(t, tmpl)
+	return &CA{Root: root.Cert, Intermediate: inter.Cert, inter: inter}
+}
+
+// caTemplate is the template of a Fulcio-like CA certificate valid from an
+// hour ago for a day.
+func caTemplate(serial int64, cn string) *x509.Certificate {
 	now := time.Now()
-	rootTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "lockstep test root", Organization: []string{"sigstore.dev"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
+	return &x509.Certificate{
+		SerialNumber: big.NewInt(serial),
+		Subject:      pkix.Name{CommonName: cn, Organization: []string{"sigstore.dev"}},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 	}
-	rootCert := create(t, rootTmpl, rootTmpl, &rootKey.PublicKey, rootKey)
-	interKey := newKey(t)
-	interTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(2),
-		Subject:               pkix.Name{CommonName: "lockstep test intermediate", Organization: []string{"sigstore.dev"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLen:            0,
-		MaxPathLenZero:        true,
-	}
-	inter := create(t, interTmpl, rootCert, &interKey.PublicKey, rootKey)
-	return &CA{Root: rootCert, Intermediate: inter, key: interKey}
 }
 
 // Leaf issues a short-lived code-signing certificate for a new key, with
@@ -106,7 +93,6 @@ func NewCA(t testing.TB) *CA {
 // certificate.
 func (ca *CA) Leaf(t testing.TB, identity, issuer string) (sigsig.SignerVerifier, *x509.Certificate) {
 	t.Helper()
-	k := newKey(t)
 	ext, err := asn1.MarshalWithParams(issuer, "utf8")
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +115,7 @@ func (ca *CA) Leaf(t testing.TB, identity, issuer string) (sigsig.SignerVerifier
 	} else {
 		tmpl.EmailAddresses = []string{identity}
 	}
-	cert := create(t, tmpl, ca.Intermediate, &k.PublicKey, ca.key)
+	cert, k := ca.inter.Issue(t, tmpl)
 	sv, err := sigsig.LoadSignerVerifier(k, crypto.SHA256)
 	if err != nil {
 		t.Fatal(err)
@@ -192,26 +178,4 @@ func CertPEM(t testing.TB, cert *x509.Certificate) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-func newKey(t testing.TB) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func create(t testing.TB, tmpl, parent *x509.Certificate, pub crypto.PublicKey, signer crypto.Signer) *x509.Certificate {
-	t.Helper()
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }

@@ -1,7 +1,6 @@
 package filestore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/flock"
 	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/blobstore"
 )
 
 // Store is a manifest.Store in a directory. It is safe for concurrent use,
@@ -91,74 +91,51 @@ func (s *Store) channelPath(release, channel string) (string, error) {
 	return filepath.Join(rd, "channels", channel+".json"), nil
 }
 
-// Put stores s under its digest. See manifest.Store.
+// Put stores s under its digest (blobstore.Put). See manifest.Store.
 func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if m == nil || m.Manifest == nil {
-		return errors.New("putting a manifest: no manifest")
-	}
-	if err := m.CheckSidecars(); err != nil {
-		return err
-	}
-	release := m.Manifest.Release.Name
-	path, err := s.manifestPath(release, m.Digest)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("putting %s: %w", m.Digest, err)
-	}
-	existing, err := s.Get(ctx, release, m.Digest)
-	if errors.Is(err, manifest.ErrNotFound) {
-		err = createOnce(path, m.Raw)
-		if err == nil {
-			// Ours: then its sidecars (replacing any an interrupted Delete
-			// left). The channel moves only after Put returns, so a consumer
-			// following it never sees the manifest without them.
-			s.log.Debug("stored manifest", "release", release, "digest", m.Digest)
-			return s.writeSidecars(path, m, true)
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("putting %s: %w", m.Digest, err)
-		}
-		// A concurrent Put won: check what it stored.
-		existing, err = s.Get(ctx, release, m.Digest)
-	}
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(existing.Raw, m.Raw) {
-		// The same manifest formatted differently: the stored bytes (and
-		// the signature over them) stay.
-		if len(m.Signature) > 0 || len(m.Bundle) > 0 {
-			s.log.Warn("manifest already stored with other bytes; keeping them and their signature, not this one", "release", release, "digest", m.Digest)
-		}
-		return nil
-	}
-	return s.writeSidecars(path, m, false)
+	return blobstore.Put(ctx, blobs{s}, m, s.log)
 }
 
-// writeSidecars writes the signature and bundle of m. With fresh (m was
-// just stored), a sidecar there is replaced; otherwise one there is kept.
-func (s *Store) writeSidecars(path string, m *manifest.Signed, fresh bool) error {
-	base := strings.TrimSuffix(path, ".json")
-	for _, sc := range m.Sidecars() {
-		if len(sc.Data) == 0 {
-			continue
-		}
-		p := base + sc.Suffix
-		if !fresh {
-			if _, err := os.Stat(p); err == nil {
-				continue
-			}
-		}
-		if err := atomicfile.Write(p, sc.Data, fileMode); err != nil {
-			return fmt.Errorf("putting %s: %w", m.Digest, err)
-		}
+// blobs is the store's files as blobstore.Blobs: a blob's name is its path.
+type blobs struct{ s *Store }
+
+func (b blobs) Name(release string, d manifest.Digest) (string, error) {
+	return b.s.manifestPath(release, d)
+}
+
+// Create writes a file once (createOnce), making its directory.
+func (b blobs) Create(_ context.Context, path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return createOnce(path, data)
+}
+
+// Replace writes a file atomically (atomicfile), making its directory.
+func (b blobs) Replace(_ context.Context, path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, data, fileMode)
+}
+
+// Delete removes a file; one that is not there is not an error.
+func (b blobs) Delete(_ context.Context, path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("deleting %s: %w", strings.TrimSuffix(filepath.Base(path), ".json"), err)
 	}
 	return nil
+}
+
+func (b blobs) Stored(ctx context.Context, release string, d manifest.Digest) (*manifest.Signed, error) {
+	return b.s.Get(ctx, release, d)
+}
+
+func (b blobs) List(ctx context.Context, release, dir string) ([]string, error) {
+	return b.s.names(ctx, release, dir)
 }
 
 // createOnce writes data to path unless path exists, atomically: a
@@ -298,34 +275,12 @@ func (s *Store) Move(ctx context.Context, channel string, m *manifest.Signed, by
 
 // List returns a release's stored manifests, sorted. See manifest.Store.
 func (s *Store) List(ctx context.Context, release string) ([]manifest.Digest, error) {
-	names, err := s.names(ctx, release, "manifests")
-	if err != nil {
-		return nil, err
-	}
-	var out []manifest.Digest
-	for _, n := range names {
-		d, err := manifest.ParseDigest(n)
-		if err != nil {
-			continue // not ours
-		}
-		out = append(out, d)
-	}
-	return out, nil
+	return blobstore.List(ctx, blobs{s}, release)
 }
 
 // Channels returns a release's channel names, sorted. See manifest.Store.
 func (s *Store) Channels(ctx context.Context, release string) ([]string, error) {
-	names, err := s.names(ctx, release, "channels")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, n := range names {
-		if manifest.ValidateName(n) == nil {
-			out = append(out, n)
-		}
-	}
-	return out, nil
+	return blobstore.Channels(ctx, blobs{s}, release)
 }
 
 // names lists the "*.json" files of a release's subdirectory, without the
@@ -370,8 +325,7 @@ func (s *Store) names(ctx context.Context, release, sub string) ([]string, error
 // Delete removes a manifest and its signature and bundle, under the
 // release's lock. Deleting a manifest that is not there is not an error.
 func (s *Store) Delete(ctx context.Context, release string, d manifest.Digest) error {
-	path, err := s.manifestPath(release, d)
-	if err != nil {
+	if _, err := s.manifestPath(release, d); err != nil {
 		return err
 	}
 	unlock, err := s.lock(ctx, release)
@@ -379,17 +333,7 @@ func (s *Store) Delete(ctx context.Context, release string, d manifest.Digest) e
 		return err
 	}
 	defer unlock()
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("deleting %s: %w", d, err)
-	}
-	base := strings.TrimSuffix(path, ".json")
-	for _, ext := range manifest.SidecarSuffixes {
-		if err := os.Remove(base + ext); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("deleting %s%s: %w", d, ext, err)
-		}
-	}
-	s.log.Debug("deleted manifest", "release", release, "digest", d)
-	return nil
+	return blobstore.Delete(ctx, blobs{s}, release, d, s.log)
 }
 
 // lock takes the release's exclusive lock (flock on DIR/RELEASE/.lock),

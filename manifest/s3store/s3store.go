@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/blobstore"
 )
 
 // API is the part of the S3 client the store uses; *s3.Client implements
@@ -107,61 +109,56 @@ func (s *Store) channelKey(release, channel string) (string, error) {
 	return rk + "channels/" + channel + ".json", nil
 }
 
-// Put stores s under its digest with If-None-Match: *. See manifest.Store.
+// Put stores s under its digest (blobstore.Put, creating objects with
+// If-None-Match: *). See manifest.Store.
 func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
-	if m == nil || m.Manifest == nil {
-		return errors.New("putting a manifest: no manifest")
-	}
-	if err := m.CheckSidecars(); err != nil {
-		return err
-	}
-	release := m.Manifest.Release.Name
-	key, err := s.manifestKey(release, m.Digest)
-	if err != nil {
-		return err
-	}
-	existing, _, err := s.getManifest(ctx, release, m.Digest)
-	if errors.Is(err, manifest.ErrNotFound) {
-		_, err = s.put(ctx, key, m.Raw, "", true)
-		if err == nil {
-			// Ours: then its sidecars. The channel moves only after Put
-			// returns, so a consumer following it never sees the manifest
-			// without them.
-			s.log.Debug("stored manifest", "release", release, "digest", m.Digest)
-			return s.putSidecars(ctx, key, m, false)
-		}
-		if !isPrecondition(err) {
-			return fmt.Errorf("putting %s: %w", m.Digest, err)
-		}
-		// A concurrent Put won: check what it stored.
-		existing, _, err = s.getManifest(ctx, release, m.Digest)
-	}
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(existing.Raw, m.Raw) {
-		if len(m.Signature) > 0 || len(m.Bundle) > 0 {
-			s.log.Warn("manifest already stored with other bytes; keeping them and their signature, not this one", "release", release, "digest", m.Digest)
-		}
-		return nil
-	}
-	return s.putSidecars(ctx, key, m, true)
+	return blobstore.Put(ctx, blobs{s}, m, s.log)
 }
 
-// putSidecars writes the signature and bundle; with onlyNew, one that is
-// there already is kept (If-None-Match: *).
-func (s *Store) putSidecars(ctx context.Context, key string, m *manifest.Signed, onlyNew bool) error {
-	base := strings.TrimSuffix(key, ".json")
-	for _, sc := range m.Sidecars() {
-		if len(sc.Data) == 0 {
-			continue
-		}
-		_, err := s.put(ctx, base+sc.Suffix, sc.Data, "", onlyNew)
-		if err != nil && !(onlyNew && isPrecondition(err)) {
-			return fmt.Errorf("putting %s%s: %w", m.Digest, sc.Suffix, err)
-		}
+// blobs is the bucket's objects as blobstore.Blobs: a blob's name is its
+// key.
+type blobs struct{ s *Store }
+
+func (b blobs) Name(release string, d manifest.Digest) (string, error) {
+	return b.s.manifestKey(release, d)
+}
+
+// Create writes an object with If-None-Match: *; a failed precondition
+// (the object is there) wraps fs.ErrExist.
+func (b blobs) Create(ctx context.Context, key string, data []byte) error {
+	_, err := b.s.put(ctx, key, data, "", true)
+	if isPrecondition(err) {
+		return fmt.Errorf("%w: %w", fs.ErrExist, err)
+	}
+	return err
+}
+
+// Replace writes an object unconditionally.
+func (b blobs) Replace(ctx context.Context, key string, data []byte) error {
+	_, err := b.s.put(ctx, key, data, "", false)
+	return err
+}
+
+// Delete removes an object; one that is not there is not an error.
+func (b blobs) Delete(ctx context.Context, key string) error {
+	_, err := b.s.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b.s.bucket), Key: aws.String(key)})
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("deleting s3://%s/%s: %w", b.s.bucket, key, err)
 	}
 	return nil
+}
+
+func (b blobs) Stored(ctx context.Context, release string, d manifest.Digest) (*manifest.Signed, error) {
+	signed, _, err := b.s.getManifest(ctx, release, d)
+	return signed, err
+}
+
+func (b blobs) List(ctx context.Context, release, dir string) ([]string, error) {
+	rk, err := b.s.releaseKey(release)
+	if err != nil {
+		return nil, err
+	}
+	return b.s.list(ctx, rk+dir+"/")
 }
 
 // put writes an object: with ifMatch, only over that ETag; with ifNone,
@@ -386,40 +383,12 @@ func pause(ctx context.Context, attempt int) error {
 
 // List returns a release's stored manifests, sorted. See manifest.Store.
 func (s *Store) List(ctx context.Context, release string) ([]manifest.Digest, error) {
-	rk, err := s.releaseKey(release)
-	if err != nil {
-		return nil, err
-	}
-	names, err := s.list(ctx, rk+"manifests/")
-	if err != nil {
-		return nil, err
-	}
-	var out []manifest.Digest
-	for _, n := range names {
-		if d, err := manifest.ParseDigest(n); err == nil {
-			out = append(out, d)
-		}
-	}
-	return out, nil
+	return blobstore.List(ctx, blobs{s}, release)
 }
 
 // Channels returns a release's channel names, sorted. See manifest.Store.
 func (s *Store) Channels(ctx context.Context, release string) ([]string, error) {
-	rk, err := s.releaseKey(release)
-	if err != nil {
-		return nil, err
-	}
-	names, err := s.list(ctx, rk+"channels/")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, n := range names {
-		if manifest.ValidateName(n) == nil {
-			out = append(out, n)
-		}
-	}
-	return out, nil
+	return blobstore.Channels(ctx, blobs{s}, release)
 }
 
 // list returns the names of the "*.json" objects directly under prefix,
@@ -454,19 +423,7 @@ func (s *Store) list(ctx context.Context, prefix string) ([]string, error) {
 // Delete removes a manifest and its signature and bundle. Deleting one
 // that is not there is not an error. See manifest.Store.
 func (s *Store) Delete(ctx context.Context, release string, d manifest.Digest) error {
-	key, err := s.manifestKey(release, d)
-	if err != nil {
-		return err
-	}
-	base := strings.TrimSuffix(key, ".json")
-	for _, k := range []string{key, base + manifest.SignatureSuffix, base + manifest.BundleSuffix} {
-		_, err := s.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(k)})
-		if err != nil && !isNotFound(err) {
-			return fmt.Errorf("deleting s3://%s/%s: %w", s.bucket, k, err)
-		}
-	}
-	s.log.Debug("deleted manifest", "release", release, "digest", d)
-	return nil
+	return blobstore.Delete(ctx, blobs{s}, release, d, s.log)
 }
 
 // statusCode returns the HTTP status of an S3 error, or 0.

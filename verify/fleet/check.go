@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/admission/agent"
+	"github.com/lockstep-dev/lockstep/agentapi"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
@@ -125,7 +125,7 @@ func (o *Options) instance(ctx context.Context, hc *http.Client, m *manifest.Sig
 		return in
 	}
 	in.fill(st)
-	if st.State == agent.StatePending {
+	if st.State == agentapi.StatePending {
 		in.Problem = &Problem{Kind: ProblemPending, Message: "the agent has not finished a check yet"}
 		return in
 	}
@@ -135,18 +135,18 @@ func (o *Options) instance(ctx context.Context, hc *http.Client, m *manifest.Sig
 
 // fetch gets and decodes one status.
 // status is the part of an agent's status (agent.Status, the documented
-// shape) that the fleet check reads. Decoding only these fields keeps the
+// shape, built of agentapi's wire types) that the fleet check reads. Decoding only these fields keeps the
 // check working across agent versions whose decisions carry more.
 type status struct {
-	APIVersion string             `json:"apiVersion"`
-	Kind       string             `json:"kind"`
-	Instance   agent.Identity     `json:"instance"`
-	State      string             `json:"state"`
-	Image      string             `json:"image"`
-	Platform   string             `json:"platform"`
-	Running    *agent.Running     `json:"running"`
-	Manifest   *agent.ManifestRef `json:"manifest"`
-	Assets     *agent.AssetStatus `json:"assets"`
+	APIVersion string                `json:"apiVersion"`
+	Kind       string                `json:"kind"`
+	Instance   agentapi.Identity     `json:"instance"`
+	State      string                `json:"state"`
+	Image      string                `json:"image"`
+	Platform   string                `json:"platform"`
+	Running    *agentapi.Running     `json:"running"`
+	Manifest   *agentapi.ManifestRef `json:"manifest"`
+	Assets     *agentapi.AssetStatus `json:"assets"`
 	Decision   *struct {
 		Findings []struct {
 			Kind string `json:"kind"`
@@ -197,8 +197,8 @@ func (o *Options) fetch(ctx context.Context, hc *http.Client, t Target) (*status
 	if err := json.Unmarshal(body, &st); err != nil {
 		return nil, &Problem{Kind: ProblemInvalid, Message: "the status is not valid JSON: " + err.Error()}
 	}
-	if st.APIVersion != agent.StatusAPIVersion || st.Kind != agent.StatusKind {
-		return nil, &Problem{Kind: ProblemInvalid, Message: fmt.Sprintf("the status is %s %s, want %s %s", st.APIVersion, st.Kind, agent.StatusAPIVersion, agent.StatusKind)}
+	if st.APIVersion != agentapi.StatusAPIVersion || st.Kind != agentapi.StatusKind {
+		return nil, &Problem{Kind: ProblemInvalid, Message: fmt.Sprintf("the status is %s %s, want %s %s", st.APIVersion, st.Kind, agentapi.StatusAPIVersion, agentapi.StatusKind)}
 	}
 	return &st, nil
 }
@@ -258,8 +258,8 @@ func compare(m *manifest.Manifest, md manifest.Digest, st *status) []Difference 
 				Message: "serves every asset ID of the manifest, with a different fingerprint"})
 		}
 	}
-	if len(diffs) == 0 && st.State != agent.StateAdmitted {
-		d := Difference{Kind: DiffNotAdmitted, Got: st.State, Want: []string{agent.StateAdmitted}, Message: "its agent " + st.State + " it"}
+	if len(diffs) == 0 && st.State != agentapi.StateAdmitted {
+		d := Difference{Kind: DiffNotAdmitted, Got: st.State, Want: []string{agentapi.StateAdmitted}, Message: "its agent " + st.State + " it"}
 		if st.Decision != nil {
 			for _, f := range st.Decision.Findings {
 				d.Findings = append(d.Findings, f.Kind)

@@ -97,7 +97,7 @@ func TestDiscoverPaginates(t *testing.T) {
 	if err != nil || len(got) != 3 {
 		t.Fatalf("Discover = %d targets, %v", len(got), err)
 	}
-	if n := f.Calls()["DescribeInstances"]; n != 2 {
+	if n := len(f.Calls("DescribeInstances")); n != 2 {
 		t.Errorf("DescribeInstances called %d times for 3 instances in pages of 2, want 2", n)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/lockstep-dev/lockstep/admission/agent/agenttest"
 	"github.com/lockstep-dev/lockstep/internal/awsfake"
 	"github.com/lockstep-dev/lockstep/internal/fleettest"
+	"github.com/lockstep-dev/lockstep/internal/tlstest"
 	"github.com/lockstep-dev/lockstep/verify/fleet"
 )
 
@@ -177,13 +178,13 @@ func TestFleetCheckCLIDiscoversThroughAWS(t *testing.T) {
 	if r.Summary.Match != 1 || len(r.Unreachable) != 1 || r.Unreachable[0].Name != "i-02" || r.Unreachable[0].Problem.Kind != fleet.ProblemNoAddress {
 		t.Errorf("summary %+v unreachable %+v: want i-01 matching and i-02 without an address", r.Summary, r.Unreachable)
 	}
-	if calls := fake.Calls(); calls["DescribeAutoScalingGroups"] != 1 || calls["DescribeInstances"] != 1 {
-		t.Errorf("AWS calls = %v", calls)
+	if groups, instances := len(fake.Calls("DescribeAutoScalingGroups")), len(fake.Calls("DescribeInstances")); groups != 1 || instances != 1 {
+		t.Errorf("AWS calls: DescribeAutoScalingGroups %d, DescribeInstances %d; want 1 each", groups, instances)
 	}
 }
 
 func TestFleetCheckCLIClientCertificates(t *testing.T) {
-	pki := fleettest.NewPKI(t)
+	pki := tlstest.NewPKI(t)
 	cfg, err := agent.ServerTLS(pki.ServerCert, pki.ServerKey, pki.CAFile)
 	if err != nil {
 		t.Fatal(err)

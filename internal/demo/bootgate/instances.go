@@ -12,7 +12,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/admission"
 	"github.com/lockstep-dev/lockstep/admission/running"
-	"github.com/lockstep-dev/lockstep/admission/running/runningtest"
+	"github.com/lockstep-dev/lockstep/internal/dockerapi"
 	"github.com/lockstep-dev/lockstep/internal/scenario"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -91,7 +91,7 @@ func (in *Instances) Boot(ctx context.Context, ref, cdnBase string, ids []string
 		return admission.Decision{}, err
 	}
 	sock := filepath.Join(home, "docker.sock")
-	if _, err := in.serve("unix", sock, runningtest.DockerHandler(nil, runningtest.Container{
+	if _, err := in.serve("unix", sock, dockerapi.Handler(nil, dockerapi.Container{
 		ID: fmt.Sprintf("%064x", in.n), Name: "web", Reference: ref,
 		ImageID: pulled.ImageID, RepoDigests: []string{pulled.RepoDigest}, OS: "linux", Arch: "amd64",
 	})); err != nil {

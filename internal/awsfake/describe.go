@@ -1,97 +1,14 @@
-// Package awsfake is a protocol fake of the AWS APIs lockstep's fleet tools
-// call: Auto Scaling (DescribeAutoScalingGroups,
-// DescribeAutoScalingInstances) and ELBv2 (DescribeTargetHealth) in the AWS
-// query protocol, EC2 (DescribeInstances) in the EC2 query protocol, and
-// IMDSv2. Tests point the real SDK clients at it with BaseEndpoint and
-// static credentials.
 package awsfake
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 )
-
-// Instance is one EC2 instance.
-type Instance struct {
-	ID        string
-	PrivateIP string
-	// State is the EC2 state name; default "running".
-	State string
-	// ASG is the Auto Scaling group the instance belongs to, if any, and
-	// LifecycleState its state there (default "InService").
-	ASG            string
-	LifecycleState string
-	Tags           map[string]string
-	AZ             string
-}
-
-// Target is one registered target of a target group.
-type Target struct {
-	// ID is an instance ID or an IP address.
-	ID    string
-	Port  int32
-	State string
-}
-
-// AWS is the fake. Set its fields before serving; it is safe for
-// concurrent requests.
-type AWS struct {
-	Instances    []Instance
-	TargetGroups map[string][]Target
-	// PageSize, if positive, splits DescribeInstances and
-	// DescribeAutoScalingGroups answers into pages.
-	PageSize int
-
-	mu    sync.Mutex
-	calls map[string]int
-}
-
-// Calls returns how many requests each action received.
-func (f *AWS) Calls() map[string]int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make(map[string]int, len(f.calls))
-	for k, v := range f.calls {
-		out[k] = v
-	}
-	return out
-}
-
-func (f *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		fault(w, http.StatusBadRequest, "MalformedQueryString", err.Error())
-		return
-	}
-	action := r.Form.Get("Action")
-	f.mu.Lock()
-	if f.calls == nil {
-		f.calls = map[string]int{}
-	}
-	f.calls[action]++
-	f.mu.Unlock()
-	if r.Header.Get("Authorization") == "" {
-		fault(w, http.StatusForbidden, "MissingAuthenticationToken", "request is not signed")
-		return
-	}
-	switch action {
-	case "DescribeAutoScalingGroups":
-		f.describeGroups(w, r)
-	case "DescribeAutoScalingInstances":
-		f.describeASGInstances(w, r)
-	case "DescribeInstances":
-		f.describeInstances(w, r)
-	case "DescribeTargetHealth":
-		f.describeTargetHealth(w, r)
-	default:
-		fault(w, http.StatusBadRequest, "InvalidAction", "unknown action "+action)
-	}
-}
 
 // members returns the values of a query list (prefix.1, prefix.2, ...).
 func members(r *http.Request, prefix string) []string {
@@ -200,7 +117,7 @@ func (f *AWS) describeInstances(w http.ResponseWriter, r *http.Request) {
 				v, has := in.Tags[strings.TrimPrefix(fl.name, "tag:")]
 				ok = ok && has && contains(fl.values, v)
 			default:
-				fault(w, http.StatusBadRequest, "InvalidParameterValue", "unknown filter "+fl.name)
+				writeError(w, ec2NS, http.StatusBadRequest, "InvalidParameterValue", "unknown filter "+fl.name)
 				return
 			}
 		}
@@ -235,7 +152,7 @@ func (f *AWS) describeTargetHealth(w http.ResponseWriter, r *http.Request) {
 	arn := r.Form.Get("TargetGroupArn")
 	targets, ok := f.TargetGroups[arn]
 	if !ok {
-		fault(w, http.StatusBadRequest, "TargetGroupNotFound", "One or more target groups not found")
+		writeError(w, elbNS, http.StatusBadRequest, "TargetGroupNotFound", "One or more target groups not found")
 		return
 	}
 	var b strings.Builder
@@ -246,12 +163,6 @@ func (f *AWS) describeTargetHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	b.WriteString(`</TargetHealthDescriptions></DescribeTargetHealthResult><ResponseMetadata><RequestId>fake</RequestId></ResponseMetadata></DescribeTargetHealthResponse>`)
 	writeXML(w, b.String())
-}
-
-func fault(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "text/xml")
-	w.WriteHeader(status)
-	fmt.Fprintf(w, `<ErrorResponse><Error><Type>Sender</Type><Code>%s</Code><Message>%s</Message></Error><RequestId>fake</RequestId></ErrorResponse>`, esc(code), esc(msg))
 }
 
 func writeXML(w http.ResponseWriter, body string) {
@@ -272,63 +183,4 @@ func or(s, def string) string {
 	return s
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-// IMDS is an IMDSv2 fake: PUT /latest/api/token hands out a token, and
-// GET /latest/meta-data/PATH answers Values[PATH] to requests that carry
-// it (404 for a path it does not have, 401 without the token). The
-// instance identity document (/latest/dynamic/instance-identity/document,
-// where the SDK reads the region) is built from Values' instance-id,
-// placement/availability-zone, placement/region and local-ipv4.
-type IMDS struct {
-	Values map[string]string
-}
-
-const imdsToken = "fake-imds-token"
-
-func (m *IMDS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case r.Method == http.MethodPut && r.URL.Path == "/latest/api/token":
-		if r.Header.Get("X-aws-ec2-metadata-token-ttl-seconds") == "" {
-			http.Error(w, "missing TTL", http.StatusBadRequest)
-			return
-		}
-		w.Header().Set("X-aws-ec2-metadata-token-ttl-seconds", r.Header.Get("X-aws-ec2-metadata-token-ttl-seconds"))
-		w.Write([]byte(imdsToken))
-	case r.Method == http.MethodGet && r.URL.Path == "/latest/dynamic/instance-identity/document":
-		if r.Header.Get("X-aws-ec2-metadata-token") != imdsToken {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		if m.Values["placement/region"] == "" {
-			http.NotFound(w, r)
-			return
-		}
-		doc, _ := json.Marshal(map[string]string{
-			"instanceId": m.Values["instance-id"], "availabilityZone": m.Values["placement/availability-zone"],
-			"region": m.Values["placement/region"], "privateIp": m.Values["local-ipv4"], "accountId": "123456789012",
-		})
-		w.Header().Set("Content-Type", "text/plain")
-		w.Write(doc)
-	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/latest/meta-data/"):
-		if r.Header.Get("X-aws-ec2-metadata-token") != imdsToken {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		v, ok := m.Values[strings.TrimPrefix(r.URL.Path, "/latest/meta-data/")]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write([]byte(v))
-	default:
-		http.NotFound(w, r)
-	}
-}
+func contains(list []string, s string) bool { return slices.Contains(list, s) }

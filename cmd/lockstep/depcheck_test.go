@@ -1,0 +1,50 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/lockstep-dev/lockstep/internal/depcheck"
+)
+
+// testSupport are the packages written for tests: protocol fakes, test
+// PKIs and keys, contract suites, the test environment, and the libraries
+// that exist to serve tests. The binary that boots instances links none of
+// them: `lockstep demo` builds its servers from internal/demo/servers and
+// internal/dockerapi, which import no test machinery. (Package testing
+// and net/http/httptest are not listed: cosign's dependencies import them,
+// digitorus/pkcs7 the one, sigstore's pkg/tuf both; no package of ours in
+// the binary imports them, which TestBinaryLinksNoTestSupport checks too.)
+var testSupport = []string{
+	"github.com/lockstep-dev/lockstep/internal/memregistry",
+	"github.com/lockstep-dev/lockstep/internal/awsfake",
+	"github.com/lockstep-dev/lockstep/internal/sigtest",
+	"github.com/lockstep-dev/lockstep/internal/tlstest",
+	"github.com/lockstep-dev/lockstep/internal/fleettest",
+	"github.com/lockstep-dev/lockstep/internal/testenv",
+	"github.com/lockstep-dev/lockstep/internal/golden",
+	"github.com/lockstep-dev/lockstep/internal/depcheck",
+	"github.com/lockstep-dev/lockstep/admission/running/runningtest",
+	"github.com/lockstep-dev/lockstep/admission/agent/agenttest",
+	"github.com/lockstep-dev/lockstep/manifest/storetest",
+	"github.com/google/go-containerregistry/pkg/registry",
+	"github.com/google/go-containerregistry/internal/httptest",
+	"github.com/johannesboyne/gofakes3",
+}
+
+// TestBinaryLinksNoTestSupport lists what ./cmd/lockstep links and fails
+// on any test-support package, naming the import chain that brings it in.
+func TestBinaryLinksNoTestSupport(t *testing.T) {
+	const binary = "github.com/lockstep-dev/lockstep/cmd/lockstep"
+	depcheck.Assert(t, depcheck.Rule{Packages: []string{binary}, Deny: testSupport})
+	g, err := depcheck.List(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range []string{"testing", "net/http/httptest"} {
+		for _, p := range g.Importers(dep) {
+			if depcheck.Match("github.com/lockstep-dev/lockstep/...", p) {
+				t.Errorf("%s, linked into the binary, imports %s", p, dep)
+			}
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package depcheck_test
+
+import (
+	"testing"
+
+	"github.com/lockstep-dev/lockstep/internal/depcheck"
+)
+
+const mod = "github.com/lockstep-dev/lockstep"
+
+// TestLayers holds the tree's layering (issue 15): the domain (manifest/)
+// and the boot gate (admission/) sit below the comparison engine
+// (verify/), so neither imports it, directly or not.
+//
+// One exception is still open, named here so that it cannot grow: the
+// boot gate's CDN check (admission.Check) calls verify/cdn.
+func TestLayers(t *testing.T) {
+	depcheck.Assert(t,
+		depcheck.Rule{
+			Packages: []string{mod + "/manifest/..."},
+			Deny:     []string{mod + "/verify/..."},
+		},
+		depcheck.Rule{
+			Packages: []string{mod + "/admission/..."},
+			Deny:     []string{mod + "/verify/..."},
+			Allow:    []string{mod + "/verify/cdn"},
+		},
+	)
+}
+
+// TestFleetReadsTheWire: the fleet check reads the agent's status through
+// agentapi, the wire contract, and links nothing of the agent's server
+// (Prometheus, IMDS) nor any other admission package.
+func TestFleetReadsTheWire(t *testing.T) {
+	depcheck.Assert(t,
+		depcheck.Rule{Packages: []string{mod + "/verify/fleet"}, Deny: []string{mod + "/admission/..."}},
+		depcheck.Rule{
+			Packages: []string{mod + "/agentapi"},
+			Deny:     []string{mod + "/admission/...", mod + "/verify/...", "github.com/prometheus/", "github.com/aws/"},
+		},
+	)
+}

@@ -213,16 +213,31 @@ func (c *checker) run(ctx context.Context) {
 		pages  = make([]*probe.Page, len(cfg.Probes))
 		pErrs  = make([]error, len(cfg.Probes))
 	)
+	// A refusal that is final (the manifest refused or unavailable, the
+	// running image another one) ends the waits for the runtime and the
+	// pages at once: waiting cannot turn it into a yes, and a healthy
+	// instance's slow start is all the waits are for.
+	waitCtx, stopWaiting := context.WithCancelCause(ctx)
+	defer stopWaiting(nil)
+	var (
+		m      *manifest.Manifest
+		mDone  = make(chan struct{})
+		imaged bool
+	)
 	c.setStep("fetching the manifest, the running digest and the probes")
 	wg.Add(2 + len(cfg.Probes))
 	go func() {
 		defer wg.Done()
+		defer close(mDone)
 		defer recoverInto(&mErr)
 		if cfg.Source == nil {
 			mErr = errors.New("no manifest source configured")
-			return
+		} else {
+			signed, mErr = cfg.Source.Fetch(ctx)
 		}
-		signed, mErr = cfg.Source.Fetch(ctx)
+		if m = c.manifest(ctx, signed, mErr); m == nil {
+			stopWaiting(errFinal)
+		}
 	}()
 	go func() {
 		defer wg.Done()
@@ -231,13 +246,29 @@ func (c *checker) run(ctx context.Context) {
 			oErr = errors.New("no running-digest source configured")
 			return
 		}
-		obs, oErr = waitFor(ctx, c, "the running image", runtimeNotYet, cfg.Running.Observe)
+		obs, oErr = waitFor(ctx, waitCtx, c, "the running image", runtimeNotYet, cfg.Running.Observe)
+		if oErr != nil {
+			return
+		}
+		// Compare as soon as both are known: another image is final.
+		select {
+		case <-mDone:
+		case <-ctx.Done():
+			return
+		}
+		if m != nil {
+			c.image(m, obs, nil)
+			imaged = true
+			if !c.allowed() {
+				stopWaiting(errFinal)
+			}
+		}
 	}()
 	for i, u := range cfg.Probes {
 		go func() {
 			defer wg.Done()
 			defer recoverInto(&pErrs[i])
-			pages[i], pErrs[i] = waitFor(ctx, c, "probe "+u, probeNotYet, func(ctx context.Context) (*probe.Page, error) {
+			pages[i], pErrs[i] = waitFor(ctx, waitCtx, c, "probe "+u, probeNotYet, func(ctx context.Context) (*probe.Page, error) {
 				return probe.Fetch(ctx, u, probe.Options{Client: cfg.Client})
 			})
 		}()
@@ -246,12 +277,34 @@ func (c *checker) run(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	if errors.Is(context.Cause(waitCtx), errFinal) {
+		// Refused already: what was still being waited for (a page or a
+		// container not up yet) is not judged, since waiting cannot turn
+		// the refusal into a yes; everything that answered is, so that
+		// the report shows all that is wrong.
+		notWaited := func(subject string, err error) {
+			c.add(Finding{Kind: KindNotWaitedFor, Severity: Warn, Subject: subject,
+				Message: fmt.Sprintf("%s: not judged: not up yet (%v) when the check was already a refusal, so the gate stopped waiting", subject, err)})
+		}
+		kept, keptErrs := pages[:0:0], pErrs[:0:0]
+		for i := range pages {
+			if pages[i] == nil && probeNotYet(pErrs[i]) {
+				notWaited("probe "+cfg.Probes[i], pErrs[i])
+				continue
+			}
+			kept, keptErrs = append(kept, pages[i]), append(keptErrs, pErrs[i])
+		}
+		pages, pErrs = kept, keptErrs
+		if obs == nil && runtimeNotYet(oErr) {
+			notWaited("the running image", oErr)
+			imaged = true
+		}
+	}
 
-	c.setStep("verifying the manifest")
-	m := c.manifest(ctx, signed, mErr)
-
-	c.setStep("comparing the running digest")
-	c.image(m, obs, oErr)
+	if !imaged {
+		c.setStep("comparing the running digest")
+		c.image(m, obs, oErr)
+	}
 
 	if m != nil && cfg.ImageSignatures != nil {
 		c.setStep("verifying image signatures")
@@ -288,6 +341,9 @@ func (c *checker) run(ctx context.Context) {
 	}
 	c.setStep("done")
 }
+
+// errFinal is why the waits stop early: the check is already a refusal.
+var errFinal = errors.New("the check is already a refusal")
 
 func recoverInto(err *error) {
 	if r := recover(); r != nil {

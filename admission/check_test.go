@@ -170,7 +170,10 @@ func TestCheck(t *testing.T) {
 		want       []admission.Kind // refusing kinds
 		warn       []admission.Kind
 		unverified bool
-		match      string
+		// maxWait, when set, bounds Decision.Waited: a final refusal waits
+		// for nothing.
+		maxWait time.Duration
+		match   string
 	}{
 		{name: "good instance, config digest", running: amd64Conf.String(), match: "config"},
 		{name: "index digest", running: index.String(), match: "index"},
@@ -250,9 +253,21 @@ func TestCheck(t *testing.T) {
 				fx.app.Close()
 			},
 			want: []admission.Kind{admission.KindDependencyUnreachable}, unverified: true},
+		// The app never comes up, but the image is another one: that is
+		// final, so the gate stops waiting for the page at once (a
+		// not-waited-for warning), and refuses (exit 1, not 3).
 		{name: "a mismatch beats could-not-check", running: stranger.String(),
-			edit: func(fx *fixture, c *admission.Config) { c.Wait = 300 * time.Millisecond; fx.app.Close() },
-			want: []admission.Kind{admission.KindDependencyUnreachable, admission.KindImageDigestMismatch}},
+			edit: func(fx *fixture, c *admission.Config) { c.Wait = time.Minute; fx.app.Close() },
+			want: []admission.Kind{admission.KindImageDigestMismatch}, warn: []admission.Kind{admission.KindManifestUnsigned, admission.KindNotWaitedFor}},
+		// The manifest is refused while the app is not up and the wait
+		// is a minute long: the refusal is final, nothing is waited for.
+		{name: "a refused manifest does not wait for the app", running: amd64Conf.String(),
+			edit: func(fx *fixture, c *admission.Config) {
+				c.Wait = time.Minute
+				fx.app.Close()
+				fx.raw = `{"apiVersion":"lockstep.dev/v1","kind":"ReleaseManifest","release":{"name":"store-web","generation":0}}`
+			},
+			want: []admission.Kind{admission.KindManifestInvalid}, warn: []admission.Kind{admission.KindNotWaitedFor}, maxWait: time.Second},
 		{name: "runtime panics", running: amd64Conf.String(),
 			edit: func(fx *fixture, c *admission.Config) { c.Running = panicky{} },
 			want: []admission.Kind{admission.KindDependencyUnreachable}, unverified: true},
@@ -278,6 +293,9 @@ func TestCheck(t *testing.T) {
 			}
 			if d.Allowed != (len(want) == 0) || d.Unverified != tt.unverified {
 				t.Errorf("Allowed = %v, Unverified = %v, want %v, %v", d.Allowed, d.Unverified, len(want) == 0, tt.unverified)
+			}
+			if tt.maxWait > 0 && d.Waited > tt.maxWait {
+				t.Errorf("waited %v after a final refusal, want at most %v", d.Waited, tt.maxWait)
 			}
 			if tt.warn != nil {
 				warn := tt.warn

@@ -49,6 +49,10 @@ const (
 	// several and Config.Image is empty). It is the operator's invocation
 	// that is wrong, so the CLI exits 2 (see Decision.Misconfigured).
 	KindImageNotNamed Kind = "image-not-named"
+	// KindNotWaitedFor (a warning): a page or the running image was not up
+	// yet when the check was already a refusal, so the gate stopped
+	// waiting for it and did not judge it.
+	KindNotWaitedFor Kind = "not-waited-for"
 	// KindInternalError is a bug in lockstep (a recovered panic): the
 	// instance is refused, as for any error.
 	KindInternalError Kind = "internal-error"

@@ -58,13 +58,14 @@ func probeNotYet(err error) bool {
 }
 
 // waitFor calls fn until it succeeds, fails for good, or the wait ends
-// (see waitDeadline), with the client's backoff between calls, and
-// records in the decision how long it waited. An error after a wait says
+// (see waitDeadline, or stop is done), with the client's backoff between
+// calls, and records in the decision how long it waited. Each call has
+// ctx: at least one is made, whatever stop says. An error after a wait says
 // how long it was and keeps its type.
-func waitFor[T any](ctx context.Context, c *checker, what string, notYet func(error) bool, fn func(context.Context) (T, error)) (T, error) {
+func waitFor[T any](ctx, stop context.Context, c *checker, what string, notYet func(error) bool, fn func(context.Context) (T, error)) (T, error) {
 	cfg := c.cfg
 	start := cfg.Now()
-	wctx, cancel := context.WithDeadline(ctx, cfg.waitDeadline(c.d.At))
+	wctx, cancel := context.WithDeadline(stop, cfg.waitDeadline(c.d.At))
 	defer cancel()
 	var v T
 	calls, err := transport.Until(wctx, cfg.Client.Policy(), notYet, func(context.Context) error {

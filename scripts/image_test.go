@@ -63,7 +63,7 @@ func nonrootBase(t *testing.T, reg string) string {
 // digest: both platforms, non-root, no shell, the stamped binary.
 func TestImage(t *testing.T) {
 	if os.Getenv("LOCKSTEP_TEST_RELEASE") != "1" {
-		t.Skip("builds the image with ko: LOCKSTEP_TEST_RELEASE=1 scripts/test.sh runs it")
+		t.Skip("builds the image with ko: scripts/test.sh runs it (LOCKSTEP_TEST_RELEASE=1)")
 	}
 	ko := testenv.Require(t, "ko")
 	if p, err := filepath.Abs("../.cache/bin/ko"); err == nil && isExecutable(p) {

@@ -34,12 +34,12 @@ type snapshot struct {
 }
 
 // loadSnapshot reads dist/metadata.json and dist/checksums.txt, or skips
-// the test (fails it under LOCKSTEP_TEST_RELEASE=1, set by scripts/test.sh --release) when there is no
+// the test (fails it under LOCKSTEP_TEST_RELEASE=1, set by scripts/test.sh unless LOCKSTEP_TEST_RELEASE=0) when there is no
 // snapshot release.
 func loadSnapshot(t *testing.T) snapshot {
 	t.Helper()
 	if os.Getenv("LOCKSTEP_TEST_RELEASE") != "1" {
-		t.Skip("reads the snapshot release: LOCKSTEP_TEST_RELEASE=1 scripts/test.sh builds and checks it")
+		t.Skip("reads the snapshot release: scripts/test.sh builds and checks it (LOCKSTEP_TEST_RELEASE=1)")
 	}
 	raw, err := os.ReadFile(filepath.Join(dist, "metadata.json"))
 	if err != nil {

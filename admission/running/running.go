@@ -98,6 +98,12 @@ type Options struct {
 	// DockerHost is DOCKER_HOST: unix:///path or tcp://127.0.0.1:PORT.
 	// Empty means unix:///var/run/docker.sock.
 	DockerHost string
+	// ContainerdAddress is containerd's socket (CONTAINERD_ADDRESS): a
+	// path or unix:///path. Empty means DefaultContainerdAddress.
+	ContainerdAddress string
+	// CRIEndpoint is the CRI socket (CONTAINER_RUNTIME_ENDPOINT): a path
+	// or unix:///path. Empty means DefaultCRIEndpoint.
+	CRIEndpoint string
 	// ECSMetadataURI is ECS_CONTAINER_METADATA_URI_V4.
 	ECSMetadataURI string
 	// DefaultContainer is the container looked for when the spec names
@@ -114,10 +120,12 @@ type Options struct {
 
 // Parse builds the source a spec names:
 //
-//	docker[:CONTAINER]   the Docker Engine API (DockerHost)
-//	ecs[:CONTAINER]      the ECS task metadata endpoint v4
-//	file:PATH            a file holding a digest (or name@digest)
-//	digest:sha256:HEX    a digest given explicitly
+//	docker[:CONTAINER]                   the Docker Engine API (DockerHost)
+//	containerd[:[NAMESPACE/]CONTAINER]   containerd's API (ContainerdAddress)
+//	cri[:[POD/]CONTAINER]                the CRI API (CRIEndpoint)
+//	ecs[:CONTAINER]                      the ECS task metadata endpoint v4
+//	file:PATH                            a file holding a digest (or name@digest)
+//	digest:sha256:HEX                    a digest given explicitly
 //
 // An unknown spec is an error.
 func Parse(spec string, opt Options) (Source, error) {
@@ -125,6 +133,10 @@ func Parse(spec string, opt Options) (Source, error) {
 	switch kind {
 	case "docker":
 		return NewDocker(opt.DockerHost, arg, opt)
+	case "containerd":
+		return NewContainerd(opt.ContainerdAddress, arg, opt)
+	case "cri":
+		return NewCRI(opt.CRIEndpoint, arg, opt)
 	case "ecs":
 		if opt.ECSMetadataURI == "" {
 			return nil, fmt.Errorf("--running ecs: ECS_CONTAINER_METADATA_URI_V4 is not set (not on ECS?)")
@@ -145,7 +157,7 @@ func Parse(spec string, opt Options) (Source, error) {
 		}
 		return Given{Value: arg}, nil
 	}
-	return nil, fmt.Errorf("--running %q: want docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX", spec)
+	return nil, fmt.Errorf("--running %q: want docker[:CONTAINER], containerd[:[NAMESPACE/]CONTAINER], cri[:[POD/]CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX", spec)
 }
 
 // isLoopback reports whether host (without port) is a loopback address.

@@ -235,9 +235,17 @@ func TestFileAndGiven(t *testing.T) {
 			t.Errorf("Observe(%q).Unpinned = %q, want %q", tt.spec, o.Unpinned, tt.wantUnpin)
 		}
 	}
-	for _, bad := range []string{"", "k8s", "file:", "digest:", "containerd:web"} {
+	for _, bad := range []string{"", "k8s", "file:", "digest:", "containerd:/web", "containerd:a/b/c", "cri:/web", "cri:a/b/c"} {
 		if _, err := running.Parse(bad, running.Options{}); err == nil {
 			t.Errorf("Parse(%q) succeeded", bad)
+		}
+	}
+	// Their APIs have no authentication: a unix socket only.
+	for _, opt := range []running.Options{{ContainerdAddress: "tcp://127.0.0.1:1"}, {CRIEndpoint: "127.0.0.1:1"}} {
+		for _, spec := range []string{"containerd:web", "cri:web"} {
+			if _, err := running.Parse(spec, opt); err == nil && (opt.ContainerdAddress != "") == strings.HasPrefix(spec, "containerd") {
+				t.Errorf("Parse(%q, %+v) succeeded", spec, opt)
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package running_test
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -248,4 +249,20 @@ func TestFileAndGiven(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDockerTCP reads the fake daemon over a loopback tcp DOCKER_HOST
+// (the client library's tcp path, beside the unix socket of TestDocker).
+func TestDockerTCP(t *testing.T) {
+	srv := httptest.NewServer(runningtest.DockerHandler(nil, web()))
+	defer srv.Close()
+	src, err := running.Parse("docker:web", running.Options{DockerHost: "tcp://" + srv.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := src.Observe(context.Background())
+	if err != nil {
+		t.Fatalf("Observe: %v", err)
+	}
+	check(t, o, "docker:web", config, []string{index}, nil)
 }

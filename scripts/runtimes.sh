@@ -13,8 +13,9 @@
 # namespace with a tmpfs over /run and /etc/docker, so that what they keep
 # there (containerd's shim sockets in /run/containerd/s, runc's state,
 # dockerd's key.json) stays theirs: the host's /run/containerd and
-# /var/run/docker.sock are never touched. A daemon that cannot start here
-# makes start exit 1 with the tail of its log.
+# /var/run/docker.sock are never touched. start exits 4 when this machine
+# cannot run them (not root, no mount namespace, no cgroups), 1 with the
+# tail of its log when a daemon does not start.
 set -euo pipefail
 cmd=${1:?usage: runtimes.sh start|stop DIR [REGISTRY]}
 D=${2:?usage: runtimes.sh start|stop DIR [REGISTRY]}
@@ -46,8 +47,16 @@ for bin in containerd containerd-shim-runc-v2 runc dockerd unshare; do
     echo "runtimes.sh: $bin is not installed; run scripts/install-deps.sh" >&2; exit 1
   fi
 done
+# Exit 4: this machine cannot run them (the tests then fall back to
+# recorded answers); exit 1: something that should work did not.
 if [ "$(id -u)" != 0 ]; then
-  echo "runtimes.sh: containerd and dockerd run as root here (rootless needs user namespaces and slirp); run as root" >&2; exit 1
+  echo "runtimes.sh: containerd and dockerd run as root here (rootless needs user namespaces and slirp); run as root" >&2; exit 4
+fi
+if ! unshare --mount --propagation private true 2>/dev/null; then
+  echo "runtimes.sh: no private mount namespace here (unshare --mount fails), so the daemons cannot get a /run of their own" >&2; exit 4
+fi
+if [ ! -d /sys/fs/cgroup ] || [ -z "$(ls -A /sys/fs/cgroup 2>/dev/null)" ]; then
+  echo "runtimes.sh: no cgroup file system at /sys/fs/cgroup: runc cannot start containers" >&2; exit 4
 fi
 mkdir -p "$D"/{containerd/root,containerd/state,certs.d,docker/data,docker/exec,log}
 # The shim's socket path (DIR/containerd.sock.ttrpc and the shims' under

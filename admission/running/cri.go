@@ -100,6 +100,12 @@ func (c *CRI) Observe(ctx context.Context) (*Observation, error) {
 	if ref == "" {
 		return o, nil
 	}
+	if _, ok := digestOf(ref); !ok {
+		// A tag (some runtimes report one): what it names now is not
+		// what was started, so it is not resolved.
+		o.Unpinned = append(o.Unpinned, ref)
+		return o, nil
+	}
 	// The image is asked for by the reference the container runs (a
 	// digest, never its tag, which may have moved since).
 	im, err := is.ImageStatus(ctx, &cri.ImageStatusRequest{Image: &cri.ImageSpec{Image: ref}, Verbose: true})

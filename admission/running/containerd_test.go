@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
+	"os"
+	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
 
 	"github.com/opencontainers/go-digest"
@@ -14,6 +18,7 @@ import (
 	"github.com/lockstep-dev/lockstep/admission"
 	"github.com/lockstep-dev/lockstep/admission/running"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // contentIndex is an index of two platforms' images in a content store, as
@@ -138,5 +143,39 @@ func TestContainerdPlatformGate(t *testing.T) {
 	}
 	if match, f := admission.Match(im, obs(c.otherArch), c.hostPlat); f == nil || f.Kind != admission.KindImageDigestMismatch {
 		t.Errorf("the other platform's image on this host's gate: Match = %q, %+v; want image-digest-mismatch", match, f)
+	}
+}
+
+// TestRuntimeSocketsNotYet checks that a containerd or CRI socket that is
+// absent, or that nothing listens on, is an *verdict.UnavailableError
+// keeping its cause (ENOENT, ECONNREFUSED): what the gate waits out until
+// its deadline, then exit 3.
+func TestRuntimeSocketsNotYet(t *testing.T) {
+	dir, err := os.MkdirTemp("", "rtsock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	stale := filepath.Join(dir, "stale.sock")
+	l, err := net.Listen("unix", stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+	for _, tt := range []struct {
+		sock string
+		want error
+	}{{filepath.Join(dir, "absent.sock"), syscall.ENOENT}, {stale, syscall.ECONNREFUSED}} {
+		for _, spec := range []string{"containerd:web", "cri:web"} {
+			src, err := running.Parse(spec, running.Options{ContainerdAddress: tt.sock, CRIEndpoint: tt.sock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = src.Observe(context.Background())
+			if !verdict.IsUnavailable(err) || !errors.Is(err, tt.want) {
+				t.Errorf("%s on %s: Observe error = %v, want unavailable and %v", spec, filepath.Base(tt.sock), err, tt.want)
+			}
+		}
 	}
 }

@@ -38,7 +38,7 @@ import (
 func checkFlags() []cli.Flag {
 	return append(append(stateFlags(),
 		&cli.StringFlag{Name: "image", Usage: "the manifest image role this instance runs (default: the manifest's only image)", EnvVars: []string{"LOCKSTEP_IMAGE"}},
-		&cli.StringFlag{Name: "running", Usage: "where the running digest comes from: docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX", EnvVars: []string{"LOCKSTEP_RUNNING"}},
+		&cli.StringFlag{Name: "running", Usage: "where the running digest comes from: docker[:CONTAINER], containerd[:[NAMESPACE/]CONTAINER], cri[:[POD/]CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX", EnvVars: []string{"LOCKSTEP_RUNNING"}},
 		&cli.StringFlag{Name: "platform", Usage: "the instance's platform os/arch[/variant] (default: this binary's)"},
 		&cli.StringSliceFlag{Name: "probe", Usage: "a page of the instance to probe for served assets (repeatable)", EnvVars: []string{"LOCKSTEP_PROBE"}},
 		&cli.IntFlag{Name: "sample", Usage: "check this many more manifest assets on the CDN, drawn at random"},
@@ -117,7 +117,7 @@ func runAdmit(c *cli.Context) error {
 // trusted state, which refuses rollbacks and records what was admitted.
 func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config, error) {
 	if c.String("running") == "" {
-		return admission.Config{}, usage(errors.New("--running is required: docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX"))
+		return admission.Config{}, usage(errors.New("--running is required: docker[:CONTAINER], containerd[:[NAMESPACE/]CONTAINER], cri[:[POD/]CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX"))
 	}
 	if c.Int("sample") < 0 {
 		return admission.Config{}, usage(errors.New("--sample must not be negative"))
@@ -142,10 +142,12 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		return admission.Config{}, err
 	}
 	rs, err := running.Parse(c.String("running"), running.Options{
-		DockerHost:       os.Getenv("DOCKER_HOST"),
-		ECSMetadataURI:   os.Getenv("ECS_CONTAINER_METADATA_URI_V4"),
-		DefaultContainer: c.String("image"),
-		Client:           client,
+		DockerHost:        os.Getenv("DOCKER_HOST"),
+		ContainerdAddress: os.Getenv("CONTAINERD_ADDRESS"),
+		CRIEndpoint:       os.Getenv("CONTAINER_RUNTIME_ENDPOINT"),
+		ECSMetadataURI:    os.Getenv("ECS_CONTAINER_METADATA_URI_V4"),
+		DefaultContainer:  c.String("image"),
+		Client:            client,
 	})
 	if err != nil {
 		return admission.Config{}, usage(err)

@@ -169,7 +169,10 @@ func (c *CRI) find(ctx context.Context, rt cri.RuntimeServiceClient) (string, er
 	if want == "" {
 		want = c.Default
 	}
-	var byName, runningIDs, names []string
+	// Kubelet keeps a restarted container's exited attempts under the
+	// same name: a running one of the name is the one, an exited one
+	// only says "not running yet".
+	var byName, stoppedByName, runningIDs, names []string
 	for _, ct := range list.GetContainers() {
 		if c.Pod != "" && ct.GetLabels()[podNameLabel] != c.Pod {
 			continue
@@ -177,15 +180,15 @@ func (c *CRI) find(ctx context.Context, rt cri.RuntimeServiceClient) (string, er
 		if c.Container != "" && c.Pod == "" && (ct.GetId() == c.Container || len(c.Container) >= 12 && strings.HasPrefix(ct.GetId(), c.Container)) {
 			return ct.GetId(), nil
 		}
+		named := want != "" && ct.GetMetadata().GetName() == want
 		if ct.GetState() != cri.ContainerState_CONTAINER_RUNNING {
-			if want != "" && ct.GetMetadata().GetName() == want {
-				byName = append(byName, ct.GetId())
+			if named {
+				stoppedByName = append(stoppedByName, ct.GetId())
 			}
 			continue
 		}
-		if want != "" && ct.GetMetadata().GetName() == want {
-			// A running one of that name comes first.
-			byName = append([]string{ct.GetId()}, byName...)
+		if named {
+			byName = append(byName, ct.GetId())
 		}
 		runningIDs = append(runningIDs, ct.GetId())
 		names = append(names, ct.GetMetadata().GetName())
@@ -198,7 +201,9 @@ func (c *CRI) find(ctx context.Context, rt cri.RuntimeServiceClient) (string, er
 	case len(byName) == 1:
 		return byName[0], nil
 	case len(byName) > 1:
-		return "", fmt.Errorf("%s: %d containers named %s%s; name the pod (cri:POD/NAME) or give the ID: %w", c.dependency(), len(byName), want, where, ErrAmbiguous)
+		return "", fmt.Errorf("%s: %d running containers named %s%s; name the pod (cri:POD/NAME) or give the ID: %w", c.dependency(), len(byName), want, where, ErrAmbiguous)
+	case len(stoppedByName) > 0:
+		return stoppedByName[0], nil
 	case c.Container != "":
 		return "", fmt.Errorf("%s: no container %s%s: %w", c.dependency(), c.Container, where, ErrNoContainer)
 	case len(runningIDs) == 1:

@@ -55,6 +55,34 @@ func edit(t *testing.T, m map[string]json.RawMessage, key string, fn func(map[st
 	return out
 }
 
+// addTwin returns the ListContainers answer list with a copy of container
+// id added, changed by change.
+func addTwin(t *testing.T, list json.RawMessage, id string, change func(map[string]any)) json.RawMessage {
+	t.Helper()
+	var l map[string]any
+	if err := json.Unmarshal(list, &l); err != nil {
+		t.Fatal(err)
+	}
+	cs := l["containers"].([]any)
+	for _, c := range cs {
+		if c.(map[string]any)["id"] != id {
+			continue
+		}
+		b, _ := json.Marshal(c)
+		twin := map[string]any{}
+		if err := json.Unmarshal(b, &twin); err != nil {
+			t.Fatal(err)
+		}
+		change(twin)
+		l["containers"] = append(cs, twin)
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // TestRecordedCRI serves the real containerd CRI's recorded answers and
 // checks the source reads them as it read the real runtime; then changes
 // them the ways a runtime or an attacker could, and checks none is read as
@@ -136,25 +164,26 @@ func TestRecordedCRI(t *testing.T) {
 
 	t.Run("a name in two pods is ambiguous", func(t *testing.T) {
 		rec := *r.Recording
-		var l map[string]any
-		if err := json.Unmarshal(rec.ListContainers, &l); err != nil {
-			t.Fatal(err)
-		}
-		cs := l["containers"].([]any)
-		for _, c := range cs {
-			if c.(map[string]any)["id"] == webID {
-				twin := map[string]any{}
-				b, _ := json.Marshal(c)
-				json.Unmarshal(b, &twin)
-				twin["id"] = strings.Repeat("f", 64)
-				twin["labels"] = map[string]any{"io.kubernetes.pod.name": "otherpod"}
-				cs = append(cs, twin)
-			}
-		}
-		l["containers"] = cs
-		rec.ListContainers, _ = json.Marshal(l)
+		rec.ListContainers = addTwin(t, rec.ListContainers, webID, func(twin map[string]any) {
+			twin["id"] = strings.Repeat("f", 64)
+			twin["labels"] = map[string]any{"io.kubernetes.pod.name": "otherpod"}
+		})
 		if o, err := observe(&rec, "cri:web"); !errors.Is(err, running.ErrAmbiguous) {
 			t.Errorf("Observe = %+v, %v; want ErrAmbiguous", o, err)
+		}
+	})
+
+	t.Run("a restarted container's exited attempt is not a second one", func(t *testing.T) {
+		// Kubelet keeps the exited attempt of a restarted container under
+		// the same name in the same pod.
+		rec := *r.Recording
+		rec.ListContainers = addTwin(t, rec.ListContainers, webID, func(twin map[string]any) {
+			twin["id"], twin["state"] = strings.Repeat("e", 64), "CONTAINER_EXITED"
+		})
+		for _, spec := range []string{"cri:web", "cri:webpod/web"} {
+			if o, err := observe(&rec, spec); err != nil || o.Container != webID {
+				t.Errorf("Observe(%s) = %+v, %v; want the running %s", spec, o, err, webID[:12])
+			}
 		}
 	})
 

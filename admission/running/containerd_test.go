@@ -179,3 +179,32 @@ func TestRuntimeSocketsNotYet(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordedContainerd walks what the real containerd 1.6 held for a
+// running container in TestRealRuntimes (testdata/containerd.json,
+// rewritten by -record-runtimes: the image target, the snapshot's parent,
+// the content store's blobs but layers) and checks it reads the
+// manifest, config and platform the source read from the daemon.
+func TestRecordedContainerd(t *testing.T) {
+	var rec struct {
+		Target ocispec.Descriptor       `json:"target"`
+		Chain  digest.Digest            `json:"chain"`
+		Blobs  map[digest.Digest][]byte `json:"blobs"`
+		Want   running.Observation      `json:"want"`
+	}
+	readRecording(t, "testdata/containerd.json", &rec)
+	if rec.Want.ImageID.IsZero() || len(rec.Want.RepoDigests) != 2 || rec.Chain == "" {
+		t.Fatal("testdata/containerd.json holds no observation or no chain")
+	}
+	m, cfg, p, err := running.ResolvePlatform(context.Background(), rec.Blobs, rec.Target, rec.Chain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.String() != rec.Want.ImageID.String() || m.String() != rec.Want.RepoDigests[1].String() || p != rec.Want.Platform ||
+		rec.Target.Digest.String() != rec.Want.RepoDigests[0].String() {
+		t.Errorf("ResolvePlatform = %s, %s, %q (target %s); the daemon's reading was %+v", m, cfg, p, rec.Target.Digest, rec.Want)
+	}
+	if _, _, _, err := running.ResolvePlatform(context.Background(), rec.Blobs, rec.Target, digest.FromString("moved")); !errors.Is(err, running.ErrImageChanged) {
+		t.Errorf("another chain: %v, want ErrImageChanged", err)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -11,23 +13,44 @@ import (
 
 	"github.com/lockstep-dev/lockstep/admission"
 	"github.com/lockstep-dev/lockstep/admission/running"
+	"github.com/lockstep-dev/lockstep/admission/running/runningtest"
 	"github.com/lockstep-dev/lockstep/admission/running/runningtest/crifake"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
+
+// readRecording decodes the recording at path into v.
+func readRecording(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// checkSame checks that o, observed by spec, is what want (a real
+// daemon's reading) says.
+func checkSame(t *testing.T, spec string, o, want *running.Observation) {
+	t.Helper()
+	var repo []string
+	for _, d := range want.RepoDigests {
+		repo = append(repo, d.String())
+	}
+	check(t, o, want.Source, want.ImageID.String(), repo, nil)
+	if o.Platform != want.Platform || o.Reference != want.Reference {
+		t.Errorf("Observe(%s): Platform, Reference = %q, %q; want %q, %q", spec, o.Platform, o.Reference, want.Platform, want.Reference)
+	}
+}
 
 // readRecordedCRI reads testdata/cri-containerd.json, what the real
 // containerd 1.6 CRI answered in TestRealRuntimes (-record-runtimes
 // rewrites it).
 func readRecordedCRI(t *testing.T) recordedCRI {
 	t.Helper()
-	b, err := os.ReadFile("testdata/cri-containerd.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var r recordedCRI
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
+	readRecording(t, "testdata/cri-containerd.json", &r)
 	if r.Recording == nil || r.Want == nil || r.Want.ImageID.IsZero() {
 		t.Fatal("testdata/cri-containerd.json holds no recording or no observation")
 	}
@@ -122,14 +145,7 @@ func TestRecordedCRI(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Observe(%s): %v", spec, err)
 		}
-		var repo []string
-		for _, d := range r.Want.RepoDigests {
-			repo = append(repo, d.String())
-		}
-		check(t, o, r.Want.Source, r.Want.ImageID.String(), repo, nil)
-		if o.Platform != r.Want.Platform || o.Reference != r.Want.Reference {
-			t.Errorf("Observe(%s): Platform, Reference = %q, %q; want %q, %q", spec, o.Platform, o.Reference, r.Want.Platform, r.Want.Reference)
-		}
+		checkSame(t, spec, o, r.Want)
 	}
 	if _, err := observe(r.Recording, "cri:webpod/created"); !errors.Is(err, running.ErrNotRunning) {
 		t.Errorf("a created container: %v, want ErrNotRunning", err)
@@ -218,4 +234,74 @@ func TestRecordedCRI(t *testing.T) {
 			t.Errorf("the index digest on a platform it lacks: Match = %q, want a mismatch", match)
 		}
 	})
+}
+
+// serveRecordedDocker serves a recorded dockerd's answers on a unix socket
+// and returns its DOCKER_HOST: each recorded path, under any /vX.Y
+// prefix (a container by ID too), and the Engine API's 404 for anything
+// else.
+func serveRecordedDocker(t *testing.T, rec recordedDocker) string {
+	t.Helper()
+	l, sock := runningtest.Listen(t, "docker.sock")
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.Path
+		if v, rest, ok := strings.Cut(strings.TrimPrefix(path, "/v"), "/"); ok && strings.HasPrefix(path, "/v") && strings.Contains(v, ".") {
+			path = "/" + rest
+		}
+		w.Header().Set("Api-Version", rec.APIVersion)
+		if path == "/_ping" {
+			w.Write([]byte("OK"))
+			return
+		}
+		b, ok := rec.Answers[path]
+		if id, isInspect := strings.CutPrefix(path, "/containers/"); !ok && isInspect {
+			// A container asked for by ID: its answer recorded by name.
+			id = strings.TrimSuffix(id, "/json")
+			for p, a := range rec.Answers {
+				var c struct{ ID string }
+				if strings.HasPrefix(p, "/containers/") && json.Unmarshal(a, &c) == nil && c.ID == id {
+					b, ok = a, true
+				}
+			}
+		}
+		if !ok {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"message":"No such object: ` + path + `"}`))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b)
+	})
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener = l
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return "unix://" + sock
+}
+
+// TestRecordedDocker serves what the real dockerd 20.10 answered in
+// TestRealRuntimes (testdata/docker.json, rewritten by -record-runtimes)
+// and checks the source reads it as it read the daemon.
+func TestRecordedDocker(t *testing.T) {
+	var rec recordedDocker
+	readRecording(t, "testdata/docker.json", &rec)
+	if rec.Want == nil || rec.Want.ImageID.IsZero() || len(rec.Answers) == 0 {
+		t.Fatal("testdata/docker.json holds no answers or no observation")
+	}
+	host := serveRecordedDocker(t, rec)
+	observe := observer(t, context.Background(), running.Options{DockerHost: host})
+	for _, spec := range []string{"docker:web", "docker"} {
+		o, err := observe(spec)
+		if err != nil {
+			t.Fatalf("Observe(%s): %v", spec, err)
+		}
+		checkSame(t, spec, o, rec.Want)
+	}
+	if _, err := observe("docker:created"); !errors.Is(err, running.ErrNotRunning) {
+		t.Errorf("a created container: %v, want ErrNotRunning", err)
+	}
+	if _, err := observe("docker:gone"); !errors.Is(err, running.ErrNoContainer) {
+		t.Errorf("a missing container: %v, want ErrNoContainer", err)
+	}
 }

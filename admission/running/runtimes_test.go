@@ -21,6 +21,7 @@ import (
 	"time"
 
 	containerd "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/content"
 	"github.com/containerd/containerd/v2/core/remotes/docker"
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
@@ -179,10 +180,10 @@ func startRuntimes(t *testing.T, reg string) runtimesEnv {
 		t.Helper()
 		if os.Getenv("LOCKSTEP_INTEGRATION") == "1" {
 			fmt.Fprintf(os.Stderr, "TestRealRuntimes: FALLBACK: the container runtimes cannot run here: %s\n"+
-				"  checked instead against recorded answers only: TestRecordedCRI (containerd 1.6's CRI, testdata/cri-containerd.json),\n"+
-				"  TestContainerdPlatform (a content store of the same shape), TestDocker (the Engine API fake)\n", why)
+				"  checked instead against the recorded answers of real daemons only: TestRecordedContainerd, TestRecordedCRI and\n"+
+				"  TestRecordedDocker (admission/running/testdata: containerd 1.6, its CRI, dockerd 20.10)\n", why)
 		}
-		t.Skipf("the container runtimes cannot run here: %s; TestRecordedCRI, TestContainerdPlatform and TestDocker stand in", why)
+		t.Skipf("the container runtimes cannot run here: %s; TestRecordedContainerd, TestRecordedCRI and TestRecordedDocker stand in", why)
 	}
 	if os.Geteuid() != 0 {
 		cannot("containerd and dockerd need root (run as root, as scripts/test.sh does in CI)")
@@ -275,6 +276,33 @@ func TestRealRuntimes(t *testing.T) {
 		check(t, o, "containerd:lockstep/web", p.config.String(), []string{p.index.String(), p.manifest.String()}, nil)
 		if o.Platform != platform || o.Reference != p.ref {
 			t.Errorf("Platform, Reference = %q, %q; want %q, %q", o.Platform, o.Reference, platform, p.ref)
+		}
+		if *recordRuntimes {
+			rec := recordedContainerd{Daemon: daemonVersion(t, "containerd"), Target: img.Target(), Blobs: map[digest.Digest][]byte{}, Want: o}
+			info, err := web.Info(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			si, err := client.SnapshotService(info.Snapshotter).Stat(ctx, info.SnapshotKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Chain = digest.Digest(si.Parent)
+			cs := client.ContentStore()
+			// Every blob the store holds but layers: the index, this
+			// platform's manifest and config (the other platform's were
+			// never pulled).
+			if err := cs.Walk(ctx, func(ci content.Info) error {
+				if ci.Size > 1<<16 {
+					return nil
+				}
+				b, err := content.ReadBlob(ctx, cs, ocispec.Descriptor{Digest: ci.Digest, Size: ci.Size})
+				rec.Blobs[ci.Digest] = b
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			writeRecording(t, "testdata/containerd.json", rec)
 		}
 		if _, err := observe("containerd:lockstep/created"); !errors.Is(err, running.ErrNotRunning) {
 			t.Errorf("a container without a task: Observe = %v, want ErrNotRunning", err)
@@ -383,6 +411,18 @@ func TestRealRuntimes(t *testing.T) {
 		if o.Platform != platform || o.Reference != p.ref {
 			t.Errorf("Platform, Reference = %q, %q; want %q, %q", o.Platform, o.Reference, platform, p.ref)
 		}
+		if *recordRuntimes {
+			rec := recordedDocker{Daemon: daemonVersion(t, "dockerd"), Answers: map[string]json.RawMessage{}, Want: o}
+			for _, path := range []string{"/_ping", "/version", "/containers/json", "/containers/web/json", "/containers/created/json", "/images/" + o.ImageID.String() + "/json"} {
+				b, h := dockerGet(t, env.docker, path)
+				if path == "/_ping" {
+					rec.APIVersion = h.Get("Api-Version")
+					continue
+				}
+				rec.Answers[path] = b
+			}
+			writeRecording(t, "testdata/docker.json", rec)
+		}
 		if _, err := observe("docker:created"); !errors.Is(err, running.ErrNotRunning) {
 			t.Errorf("a created container: Observe = %v, want ErrNotRunning", err)
 		}
@@ -433,14 +473,62 @@ func observer(t *testing.T, ctx context.Context, opt running.Options) func(spec 
 	}
 }
 
-// dockerAPI returns a caller of the Engine API on host that fails the
-// test on an error status.
-func dockerAPI(t *testing.T, host string) func(method, path string, body any) {
+// recordedContainerd is what a real containerd held for a running
+// container: the image record's target, its snapshot's parent, the
+// content store's small blobs; and what the source read from it.
+type recordedContainerd struct {
+	Daemon string                   `json:"daemon"`
+	Target ocispec.Descriptor       `json:"target"`
+	Chain  digest.Digest            `json:"chain"`
+	Blobs  map[digest.Digest][]byte `json:"blobs"`
+	Want   *running.Observation     `json:"want"`
+}
+
+// recordedDocker is what a real dockerd answered (the JSON bodies by
+// unversioned path, the API version it announced) and what the source
+// read from it.
+type recordedDocker struct {
+	Daemon     string                     `json:"daemon"`
+	APIVersion string                     `json:"apiVersion"`
+	Answers    map[string]json.RawMessage `json:"answers"`
+	Want       *running.Observation       `json:"want"`
+}
+
+// unixClient is an HTTP client of the unix socket of host (unix:///path).
+func unixClient(host string) *http.Client {
 	sock := strings.TrimPrefix(host, "unix://")
-	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", sock)
 	}}}
+}
+
+// dockerGet returns the body and headers of GET path on host.
+func dockerGet(t *testing.T, host, path string) (json.RawMessage, http.Header) {
+	t.Helper()
+	resp, err := unixClient(host).Get("http://docker" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s, %v", path, resp.Status, err)
+	}
+	if path == "/_ping" {
+		return nil, resp.Header
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return b, resp.Header
+}
+
+// dockerAPI returns a caller of the Engine API on host that fails the
+// test on an error status.
+func dockerAPI(t *testing.T, host string) func(method, path string, body any) {
+	hc := unixClient(host)
 	return func(method, path string, body any) {
 		t.Helper()
 		var r io.Reader

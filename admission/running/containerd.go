@@ -229,8 +229,8 @@ func (c *Containerd) pick(ctx context.Context, client *containerd.Client) (strin
 	case 0:
 		return "", fmt.Errorf("%s: no running container in namespace %s: %w", c.dependency(), c.Namespace, ErrNoContainer)
 	}
-	return "", fmt.Errorf("%s: %d containers run in namespace %s (%s); name one: %w",
-		c.dependency(), len(ids), c.Namespace, strings.Join(ids, ", "), ErrAmbiguous)
+	return "", fmt.Errorf("%s: %d containers run in namespace %s (%s); name one as containerd:%s/ID: %w",
+		c.dependency(), len(ids), c.Namespace, strings.Join(ids, ", "), c.Namespace, ErrAmbiguous)
 }
 
 // translate maps a containerd error about what: not found wraps

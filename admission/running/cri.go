@@ -211,7 +211,7 @@ func (c *CRI) find(ctx context.Context, rt cri.RuntimeServiceClient) (string, er
 	case len(runningIDs) == 0:
 		return "", fmt.Errorf("%s: no running container%s: %w", c.dependency(), where, ErrNoContainer)
 	}
-	return "", fmt.Errorf("%s: %d containers run%s (%s); name one: %w", c.dependency(), len(runningIDs), where, strings.Join(names, ", "), ErrAmbiguous)
+	return "", fmt.Errorf("%s: %d containers run%s (%s); name one as cri:[POD/]NAME: %w", c.dependency(), len(runningIDs), where, strings.Join(names, ", "), ErrAmbiguous)
 }
 
 // translate maps a gRPC error about what: NotFound wraps ErrNoContainer,

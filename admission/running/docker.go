@@ -183,7 +183,7 @@ func (d *Docker) pick(ctx context.Context, cli *client.Client) (string, error) {
 	case 0:
 		return "", fmt.Errorf("docker %s: no running container: %w", d.host, ErrNoContainer)
 	}
-	return "", fmt.Errorf("docker %s: %d containers run (%s); name one with --running docker:NAME: %w",
+	return "", fmt.Errorf("docker %s: %d containers run (%s); name one as docker:NAME: %w",
 		d.host, len(list), strings.Join(names, ", "), ErrAmbiguous)
 }
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs what lockstep's tests need, where it is missing: Debian's
-# docker-registry, nginx, wrk, hey, Ceph (radosgw) and gcc (for go test
-# -race), and, from the Go module proxy, the cosign CLI, staticcheck and
+# docker-registry, nginx, wrk, hey, Ceph (radosgw), gcc (for go test
+# -race), and containerd 1.6, runc and docker.io 20.10 (the container
+# runtimes the running sources are tested against, started by
+# scripts/runtimes.sh: the tests start daemons of their own and never use
+# a system one), and, from the Go module proxy, the cosign CLI, staticcheck and
 # crane (into .cache/bin). The release tools (goreleaser, ko, cyclonedx-gomod)
 # come from scripts/install-release-tools.sh, which the release tests call.
 # Idempotent: a second run installs nothing.
@@ -21,6 +24,9 @@ have wrk || need+=(wrk)
 have hey || need+=(hey)
 have radosgw || need+=(ceph-mon ceph-osd radosgw)
 have gcc || need+=(gcc libc6-dev) # go test -race needs cgo
+have containerd || need+=(containerd)
+have runc || need+=(runc)
+have dockerd || need+=(docker.io)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: apt-get install ${need[*]}" >&2
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi

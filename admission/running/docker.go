@@ -2,15 +2,14 @@ package running
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
+
+	"github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/verdict"
@@ -18,10 +17,6 @@ import (
 
 // DefaultDockerHost is where the Docker Engine API listens by default.
 const DefaultDockerHost = "unix:///var/run/docker.sock"
-
-// maxAPIVersion is the newest Docker Engine API version this client
-// speaks; older daemons are addressed in their own version.
-const maxAPIVersion = "1.47"
 
 // maxBody bounds one API response.
 const maxBody = 4 << 20
@@ -39,16 +34,17 @@ var ErrAmbiguous = fmt.Errorf("several containers, none named: %w", ErrNoContain
 // running (created, restarting, exited).
 var ErrNotRunning = errors.New("container not running")
 
-// Docker reads a container's image from the Docker Engine API: GET
-// /containers/{id}/json for the image ID, GET /images/{id}/json for the
-// repo digests and platform.
+// Docker reads a container's image from the Docker Engine API through
+// the Engine's own client library (github.com/moby/moby/client, which
+// negotiates the API version, 1.40 or later: Docker 19.03 on): the
+// container's inspect for the image ID, the image's for the repo digests
+// and platform.
 type Docker struct {
 	// Container is a name or ID. Empty means Default if such a container
 	// runs, else the only running container.
 	Container string
 	Default   string
 	host      string
-	base      string
 	client    *transport.Client
 }
 
@@ -78,78 +74,60 @@ func NewDocker(host, container string, opt Options) (*Docker, error) {
 			return dialer.DialContext(ctx, "unix", path)
 		}
 		d.client = transport.New(opt.Policy, transport.WithDialContext(dial))
-		d.base = "http://docker"
 	case "tcp", "http":
 		if !isLoopback(u.Hostname()) {
 			return nil, fmt.Errorf("DOCKER_HOST %q: only a unix socket or a loopback tcp address is accepted", host)
 		}
 		d.client = transport.New(opt.Policy)
-		d.base = "http://" + u.Host
 	default:
 		return nil, fmt.Errorf("DOCKER_HOST %q: want unix:///path or tcp://127.0.0.1:PORT", host)
 	}
 	return d, nil
 }
 
-// The parts of the Engine API's answers that are read.
-type (
-	dockerContainer struct {
-		ID     string `json:"Id"`
-		Name   string `json:"Name"`
-		Image  string `json:"Image"`
-		Config struct {
-			Image string `json:"Image"`
-		} `json:"Config"`
-		State struct {
-			Status  string `json:"Status"`
-			Running bool   `json:"Running"`
-		} `json:"State"`
-	}
-	dockerSummary struct {
-		ID    string   `json:"Id"`
-		Names []string `json:"Names"`
-		Image string   `json:"Image"`
-		State string   `json:"State"`
-	}
-	dockerImage struct {
-		ID           string   `json:"Id"`
-		RepoDigests  []string `json:"RepoDigests"`
-		Os           string   `json:"Os"`
-		Architecture string   `json:"Architecture"`
-		Variant      string   `json:"Variant"`
-	}
-)
-
-// Observe asks the daemon. An unreachable daemon, or one answering with
-// an error status, is an *verdict.UnavailableError; a container that does
-// not exist wraps ErrNoContainer.
+// Observe asks the daemon through its own client library. An
+// unreachable daemon, or one answering with an error status, is an
+// *verdict.UnavailableError; a container that does not exist wraps
+// ErrNoContainer.
 func (d *Docker) Observe(ctx context.Context) (*Observation, error) {
-	prefix, err := d.version(ctx)
-	if err != nil {
+	if err := d.reach(ctx); err != nil {
 		return nil, err
 	}
+	cli, err := client.New(client.WithHost(d.host), client.WithHTTPClient(d.client.HTTPClient()))
+	if err != nil {
+		return nil, verdict.Unavailable("docker "+d.host, err)
+	}
+	defer cli.Close()
 	id := d.Container
 	if id == "" {
-		if id, err = d.pick(ctx, prefix); err != nil {
+		if id, err = d.pick(ctx, cli); err != nil {
 			return nil, err
 		}
 	}
-	var c dockerContainer
-	if err := d.get(ctx, prefix+"/containers/"+url.PathEscape(id)+"/json", &c); err != nil {
-		return nil, err
+	res, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return nil, d.translate("container "+id, err)
 	}
+	c := res.Container
 	name := strings.TrimPrefix(c.Name, "/")
-	if !c.State.Running {
-		return nil, fmt.Errorf("container %s is not running (state %q): %w", name, c.State.Status, ErrNotRunning)
+	if c.State == nil || !c.State.Running {
+		st := ""
+		if c.State != nil {
+			st = string(c.State.Status)
+		}
+		return nil, fmt.Errorf("container %s is not running (state %q): %w", name, st, ErrNotRunning)
 	}
-	o := &Observation{Source: "docker:" + name, Container: name, Reference: c.Config.Image}
+	o := &Observation{Source: "docker:" + name, Container: name}
+	if c.Config != nil {
+		o.Reference = c.Config.Image
+	}
 	o.addImageID(c.Image)
 	if c.Image == "" {
 		return o, nil
 	}
-	var im dockerImage
-	if err := d.get(ctx, prefix+"/images/"+url.PathEscape(c.Image)+"/json", &im); err != nil {
-		return nil, err
+	im, err := cli.ImageInspect(ctx, c.Image)
+	if err != nil {
+		return nil, d.translate("image "+c.Image, err)
 	}
 	for _, rd := range im.RepoDigests {
 		o.addRepoDigest(rd)
@@ -163,34 +141,30 @@ func (d *Docker) Observe(ctx context.Context) (*Observation, error) {
 	return o, nil
 }
 
-// version pings the daemon and returns the path prefix of the API
-// version to speak: the daemon's, capped at maxAPIVersion.
-func (d *Docker) version(ctx context.Context) (string, error) {
-	resp, err := d.do(ctx, "/_ping")
+// reach dials the daemon once, so that an absent or refusing one keeps
+// its cause (ENOENT, ECONNREFUSED: not up yet), which the client library
+// drops.
+func (d *Docker) reach(ctx context.Context) error {
+	u, _ := url.Parse(d.host)
+	network, addr := "tcp", u.Host
+	if u.Scheme == "unix" {
+		network, addr = "unix", u.Path
+	}
+	var dl net.Dialer
+	conn, err := dl.DialContext(ctx, network, addr)
 	if err != nil {
-		return "", err
+		return verdict.Unavailable("docker "+d.host, err)
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<10))
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", verdict.Unavailable("docker "+d.host, fmt.Errorf("GET /_ping: %s", resp.Status))
-	}
-	v := resp.Header.Get("Api-Version")
-	if v == "" {
-		return "", nil
-	}
-	if versionLess(maxAPIVersion, v) {
-		v = maxAPIVersion
-	}
-	return "/v" + v, nil
+	return conn.Close()
 }
 
 // pick returns the container to observe when none was named.
-func (d *Docker) pick(ctx context.Context, prefix string) (string, error) {
-	var list []dockerSummary
-	if err := d.get(ctx, prefix+"/containers/json", &list); err != nil {
-		return "", err
+func (d *Docker) pick(ctx context.Context, cli *client.Client) (string, error) {
+	res, err := cli.ContainerList(ctx, client.ContainerListOptions{})
+	if err != nil {
+		return "", d.translate("containers", err)
 	}
+	list := res.Items
 	var names []string
 	for _, c := range list {
 		for _, n := range c.Names {
@@ -213,68 +187,11 @@ func (d *Docker) pick(ctx context.Context, prefix string) (string, error) {
 		d.host, len(list), strings.Join(names, ", "), ErrAmbiguous)
 }
 
-func (d *Docker) do(ctx context.Context, path string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.base+path, nil)
-	if err != nil {
-		return nil, err
+// translate maps a client error about what: not found wraps
+// ErrNoContainer, anything else is the daemon failing to answer.
+func (d *Docker) translate(what string, err error) error {
+	if errdefs.IsNotFound(err) {
+		return fmt.Errorf("docker %s: %s: %v: %w", d.host, what, err, ErrNoContainer)
 	}
-	resp, err := d.client.HTTPClient().Do(req)
-	if err != nil {
-		return nil, verdict.Unavailable("docker "+d.host, err)
-	}
-	return resp, nil
-}
-
-// get decodes the JSON answer to GET path into v.
-func (d *Docker) get(ctx context.Context, path string, v any) error {
-	resp, err := d.do(ctx, path)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return verdict.Unavailable("docker "+d.host, fmt.Errorf("GET %s: %w", path, err))
-	}
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
-		return fmt.Errorf("docker %s: GET %s: %s: %w", d.host, path, apiMessage(body), ErrNoContainer)
-	case resp.StatusCode != http.StatusOK:
-		return verdict.Unavailable("docker "+d.host, fmt.Errorf("GET %s: %s: %s", path, resp.Status, apiMessage(body)))
-	case len(body) > maxBody:
-		return verdict.Unavailable("docker "+d.host, fmt.Errorf("GET %s: answer over %d bytes", path, maxBody))
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return verdict.Unavailable("docker "+d.host, fmt.Errorf("GET %s: decoding: %w", path, err))
-	}
-	return nil
-}
-
-// apiMessage returns the "message" of an Engine API error body.
-func apiMessage(body []byte) string {
-	var e struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(body, &e) == nil && e.Message != "" {
-		return e.Message
-	}
-	return strings.TrimSpace(string(body[:min(len(body), 200)]))
-}
-
-// versionLess compares API versions "1.43" < "1.47".
-func versionLess(a, b string) bool {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < max(len(pa), len(pb)); i++ {
-		var x, y int
-		if i < len(pa) {
-			x, _ = strconv.Atoi(pa[i])
-		}
-		if i < len(pb) {
-			y, _ = strconv.Atoi(pb[i])
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return false
+	return verdict.Unavailable("docker "+d.host, fmt.Errorf("%s: %w", what, err))
 }

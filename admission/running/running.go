@@ -99,6 +99,12 @@ type Options struct {
 	// DockerHost is DOCKER_HOST: unix:///path or tcp://127.0.0.1:PORT.
 	// Empty means unix:///var/run/docker.sock.
 	DockerHost string
+	// ContainerdAddress is containerd's socket (CONTAINERD_ADDRESS): a
+	// path or unix:///path. Empty means DefaultContainerdAddress.
+	ContainerdAddress string
+	// CRIEndpoint is the CRI socket (CONTAINER_RUNTIME_ENDPOINT): a path
+	// or unix:///path. Empty means DefaultCRIEndpoint.
+	CRIEndpoint string
 	// ECSMetadataURI is ECS_CONTAINER_METADATA_URI_V4.
 	ECSMetadataURI string
 	// DefaultContainer is the container looked for when the spec names
@@ -115,10 +121,12 @@ type Options struct {
 
 // Parse builds the source a spec names:
 //
-//	docker[:CONTAINER]   the Docker Engine API (DockerHost)
-//	ecs[:CONTAINER]      the ECS task metadata endpoint v4
-//	file:PATH            a file holding a digest (or name@digest)
-//	digest:sha256:HEX    a digest given explicitly
+//	docker[:CONTAINER]                   the Docker Engine API (DockerHost)
+//	containerd[:[NAMESPACE/]CONTAINER]   containerd's API (ContainerdAddress)
+//	cri[:[POD/]CONTAINER]                the CRI API (CRIEndpoint)
+//	ecs[:CONTAINER]                      the ECS task metadata endpoint v4
+//	file:PATH                            a file holding a digest (or name@digest)
+//	digest:sha256:HEX                    a digest given explicitly
 //
 // An unknown or incomplete spec is a *verdict.OptionError of "spec"
 // (ecs without Options.ECSMetadataURI is incomplete).
@@ -127,6 +135,10 @@ func Parse(spec string, opt Options) (Source, error) {
 	switch kind {
 	case "docker":
 		return NewDocker(opt.DockerHost, arg, opt)
+	case "containerd":
+		return NewContainerd(opt.ContainerdAddress, arg, opt)
+	case "cri":
+		return NewCRI(opt.CRIEndpoint, arg, opt)
 	case "ecs":
 		if opt.ECSMetadataURI == "" {
 			return nil, &verdict.OptionError{Option: "spec", Reason: "ecs: ECS_CONTAINER_METADATA_URI_V4 is not set (not on ECS?)"}
@@ -147,7 +159,7 @@ func Parse(spec string, opt Options) (Source, error) {
 		}
 		return Given{Value: arg}, nil
 	}
-	return nil, &verdict.OptionError{Option: "spec", Reason: fmt.Sprintf("%q: want docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX", spec)}
+	return nil, &verdict.OptionError{Option: "spec", Reason: fmt.Sprintf("%q: want docker[:CONTAINER], containerd[:[NAMESPACE/]CONTAINER], cri[:[POD/]CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX", spec)}
 }
 
 // isLoopback reports whether host (without port) is a loopback address.

@@ -3,6 +3,7 @@ package running_test
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -236,10 +237,39 @@ func TestFileAndGiven(t *testing.T) {
 			t.Errorf("Observe(%q).Unpinned = %q, want %q", tt.spec, o.Unpinned, tt.wantUnpin)
 		}
 	}
-	for _, bad := range []string{"", "k8s", "file:", "digest:", "containerd:web"} {
+	for _, bad := range []string{"", "k8s", "file:", "digest:"} {
 		var oe *verdict.OptionError
 		if _, err := running.Parse(bad, running.Options{}); !errors.As(err, &oe) || oe.Option != "spec" {
 			t.Errorf("Parse(%q) = %v, want an OptionError of spec", bad, err)
 		}
 	}
+	for _, bad := range []string{"containerd:/web", "containerd:a/b/c", "cri:/web", "cri:a/b/c"} {
+		if _, err := running.Parse(bad, running.Options{}); err == nil {
+			t.Errorf("Parse(%q) succeeded", bad)
+		}
+	}
+	// Their APIs have no authentication: a unix socket only.
+	for _, opt := range []running.Options{{ContainerdAddress: "tcp://127.0.0.1:1"}, {CRIEndpoint: "127.0.0.1:1"}} {
+		for _, spec := range []string{"containerd:web", "cri:web"} {
+			if _, err := running.Parse(spec, opt); err == nil && (opt.ContainerdAddress != "") == strings.HasPrefix(spec, "containerd") {
+				t.Errorf("Parse(%q, %+v) succeeded", spec, opt)
+			}
+		}
+	}
+}
+
+// TestDockerTCP reads the fake daemon over a loopback tcp DOCKER_HOST
+// (the client library's tcp path, beside the unix socket of TestDocker).
+func TestDockerTCP(t *testing.T) {
+	srv := httptest.NewServer(runningtest.DockerHandler(nil, web()))
+	defer srv.Close()
+	src, err := running.Parse("docker:web", running.Options{DockerHost: "tcp://" + srv.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := src.Observe(context.Background())
+	if err != nil {
+		t.Fatalf("Observe: %v", err)
+	}
+	check(t, o, "docker:web", config, []string{index}, nil)
 }

@@ -28,22 +28,31 @@ const DockerAPIVersion = dockerapi.APIVersion
 // ("unix:///.../docker.sock") and a counter of requests served.
 func Docker(t testing.TB, cs ...Container) (host string, requests *atomic.Int64) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "dockerfake")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "docker.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, sock := Listen(t, "docker.sock")
 	requests = new(atomic.Int64)
 	srv := httptest.NewUnstartedServer(DockerHandler(requests, cs...))
 	srv.Listener = l
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return "unix://" + sock, requests
+}
+
+// Listen listens on a unix socket named name in a temporary directory
+// (short, unlike t.TempDir's, for the 108 bytes of a socket path) for the
+// life of the test, and returns the listener and the socket's path.
+func Listen(t testing.TB, name string) (net.Listener, string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "runtimefake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, name)
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, sock
 }
 
 // DockerHandler is the fake Docker Engine API (dockerapi.Handler);

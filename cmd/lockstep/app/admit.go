@@ -91,7 +91,7 @@ func runAdmit(c *cli.Context) error {
 // admitted.
 func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config, error) {
 	if c.String("running") == "" {
-		return admission.Config{}, usage(errors.New("--running is required: docker[:CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX"))
+		return admission.Config{}, usage(errors.New("--running is required: docker[:CONTAINER], containerd[:[NAMESPACE/]CONTAINER], cri[:[POD/]CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX"))
 	}
 	if c.Int("sample") < 0 {
 		return admission.Config{}, usage(errors.New("--sample must not be negative"))
@@ -116,10 +116,12 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		return admission.Config{}, err
 	}
 	rs, err := running.Parse(c.String("running"), running.Options{
-		DockerHost:       os.Getenv("DOCKER_HOST"),
-		ECSMetadataURI:   os.Getenv("ECS_CONTAINER_METADATA_URI_V4"),
-		DefaultContainer: c.String("image"),
-		Client:           client,
+		DockerHost:        os.Getenv("DOCKER_HOST"),
+		ContainerdAddress: os.Getenv("CONTAINERD_ADDRESS"),
+		CRIEndpoint:       os.Getenv("CONTAINER_RUNTIME_ENDPOINT"),
+		ECSMetadataURI:    os.Getenv("ECS_CONTAINER_METADATA_URI_V4"),
+		DefaultContainer:  c.String("image"),
+		Client:            client,
 	})
 	var oe *verdict.OptionError
 	if errors.As(err, &oe) {

@@ -1,0 +1,75 @@
+package app_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	cri "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/lockstep-dev/lockstep/admission/running/runningtest/crifake"
+)
+
+// TestAdmitRuntimes: --running cri: and containerd: through the CLI, their
+// sockets named by CONTAINER_RUNTIME_ENDPOINT and CONTAINERD_ADDRESS as on
+// a node: the image the manifest names admits, a tag refuses, a container
+// that never appears and a runtime that is not there exit 3.
+func TestAdmitRuntimes(t *testing.T) {
+	e := newAdmitEnv(t)
+	raw := func(m proto.Message) json.RawMessage {
+		b, err := protojson.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	running := cri.ContainerState_CONTAINER_RUNNING
+	webID, taggedID := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
+	digestRef := "127.0.0.1:5000/web@sha256:" + strings.Repeat("2", 64)
+	status := func(id, name, ref string) json.RawMessage {
+		return raw(&cri.ContainerStatusResponse{Status: &cri.ContainerStatus{Id: id, Metadata: &cri.ContainerMetadata{Name: name},
+			State: running, Image: &cri.ImageSpec{Image: "127.0.0.1:5000/web:v1"}, ImageRef: ref}})
+	}
+	rec := &crifake.Recording{
+		Runtime: "built by the test",
+		ListContainers: raw(&cri.ListContainersResponse{Containers: []*cri.Container{
+			{Id: webID, Metadata: &cri.ContainerMetadata{Name: "web"}, State: running},
+			{Id: taggedID, Metadata: &cri.ContainerMetadata{Name: "tagged"}, State: running},
+		}}),
+		ContainerStatus: map[string]json.RawMessage{
+			webID:    status(webID, "web", digestRef),
+			taggedID: status(taggedID, "tagged", "127.0.0.1:5000/web:v1"),
+		},
+		ImageStatus: map[string]json.RawMessage{digestRef: raw(&cri.ImageStatusResponse{
+			Image: &cri.Image{Id: e.config.String(), RepoDigests: []string{digestRef}},
+			Info:  map[string]string{"info": `{"imageSpec":{"os":"linux","architecture":"amd64"}}`},
+		})},
+	}
+	t.Setenv("CONTAINER_RUNTIME_ENDPOINT", "unix://"+crifake.Serve(t, rec))
+	dir, err := os.MkdirTemp("", "ctrd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	t.Setenv("CONTAINERD_ADDRESS", filepath.Join(dir, "containerd.sock"))
+	for _, tt := range []struct {
+		running string
+		code    int
+		say     string
+	}{
+		{"cri:web", 0, ""},
+		{"cri:tagged", 1, "image-not-pinned"},
+		{"cri:gone", 3, "dependency-unreachable"},
+		{"containerd:web", 3, "dependency-unreachable"},
+		{"containerd:/web", 2, "want [NAMESPACE/]CONTAINER"},
+	} {
+		code, out, errs := run(t, append(e.args(), "--platform", "linux/amd64", "--timeout", "2s", "--running", tt.running)...)
+		if code != tt.code || !strings.Contains(out+errs, tt.say) {
+			t.Errorf("--running %s: exit %d, want %d saying %q\n%s\n%s", tt.running, code, tt.code, tt.say, out, errs)
+		}
+	}
+}

@@ -17,7 +17,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -307,12 +309,12 @@ func requireTool(t *testing.T, name string) string {
 
 // releaseServer serves dist/ as GitHub serves a release's assets
 // (/TAG/NAME), with the named files replaced by the given bytes.
-func releaseServer(t *testing.T, s snapshot, replace map[string][]byte) (*httptest.Server, *[]string) {
+func releaseServer(t *testing.T, s snapshot, replace map[string][]byte) (*httptest.Server, *served) {
 	t.Helper()
 	tag := "/v" + s.Version + "/"
-	var got []string
+	got := &served{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = append(got, r.URL.Path)
+		got.add(r.URL.Path)
 		name, ok := strings.CutPrefix(r.URL.Path, tag)
 		if !ok || strings.Contains(name, "/") {
 			http.NotFound(w, r)
@@ -325,7 +327,34 @@ func releaseServer(t *testing.T, s snapshot, replace map[string][]byte) (*httpte
 		http.ServeFile(w, r, filepath.Join(dist, name))
 	}))
 	t.Cleanup(srv.Close)
-	return srv, &got
+	return srv, got
+}
+
+// served records the paths a test server was asked for. The script that
+// asks is another process, so the race detector cannot see that its
+// requests end before the test reads them: a lock makes it so.
+type served struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (s *served) add(p string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.paths = append(s.paths, p)
+}
+
+// list returns the paths asked for so far.
+func (s *served) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.paths)
+}
+
+func (s *served) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.paths = nil
 }
 
 type scriptRun struct {
@@ -375,8 +404,8 @@ func TestActionInstallsTheRelease(t *testing.T) {
 		if v := versionOf(t, want); v.Version != s.Version || v.Platform != "linux/"+runtime.GOARCH {
 			t.Errorf("installed %+v, want %s for linux/%s", v, s.Version, runtime.GOARCH)
 		}
-		if fmt.Sprint(*got) != fmt.Sprintf("[/%s/checksums.txt /%s/%s]", tag, tag, s.archive("linux", runtime.GOARCH)) {
-			t.Errorf("downloads %v", *got)
+		if fmt.Sprint(got.list()) != fmt.Sprintf("[/%s/checksums.txt /%s/%s]", tag, tag, s.archive("linux", runtime.GOARCH)) {
+			t.Errorf("downloads %v", got.list())
 		}
 		// action.sh runs what it installed: record refuses generation 0 (exit 2), not an install failure.
 		ar := runAction(t, "", t.TempDir(), map[string]string{"RELEASE": "web", "GENERATION": "0", "VERSION": tag, "DOWNLOAD_URL": srv.URL},
@@ -384,10 +413,10 @@ func TestActionInstallsTheRelease(t *testing.T) {
 		if !strings.Contains(ar.stderr, "from the tool cache") || ar.code != 2 || !strings.Contains(ar.stdout, "::error title=lockstep record::") {
 			t.Errorf("action.sh with version %s: exit %d, stdout %q, stderr %s; want the cached release running record", tag, ar.code, ar.stdout, ar.stderr)
 		}
-		*got = nil
+		got.reset()
 		r = install(t, srv.URL, cache)
-		if r.code != 0 || strings.TrimSpace(r.stdout) != want || len(*got) != 0 || !strings.Contains(r.stderr, "from the tool cache") {
-			t.Errorf("second install: exit %d, %q, downloads %v, stderr %s; want the tool cache", r.code, r.stdout, *got, r.stderr)
+		if r.code != 0 || strings.TrimSpace(r.stdout) != want || len(got.list()) != 0 || !strings.Contains(r.stderr, "from the tool cache") {
+			t.Errorf("second install: exit %d, %q, downloads %v, stderr %s; want the tool cache", r.code, r.stdout, got.list(), r.stderr)
 		}
 	})
 
@@ -435,8 +464,8 @@ func TestActionInstallsTheRelease(t *testing.T) {
 		if ar.code != 2 || !strings.Contains(ar.stdout, "::error title=lockstep install::") {
 			t.Errorf("action.sh on an ARM runner: exit %d, stdout %q; want 2 and an install annotation", ar.code, ar.stdout)
 		}
-		if len(*got) != 0 {
-			t.Errorf("downloads %v for an unsupported runner", *got)
+		if len(got.list()) != 0 {
+			t.Errorf("downloads %v for an unsupported runner", got.list())
 		}
 	})
 
@@ -458,8 +487,8 @@ func TestActionInstallsTheRelease(t *testing.T) {
 		if !strings.Contains(r.stderr, "@v0 is release v0.10.0") {
 			t.Errorf("@v0: stderr %s; want it resolved to v0.10.0", r.stderr)
 		}
-		if len(*got) == 0 || !strings.HasPrefix((*got)[0], "/v0.10.0/") {
-			t.Errorf("@v0 downloaded %v, want v0.10.0's files", *got)
+		if len(got.list()) == 0 || !strings.HasPrefix(got.list()[0], "/v0.10.0/") {
+			t.Errorf("@v0 downloaded %v, want v0.10.0's files", got.list())
 		}
 		if r.code == 0 {
 			t.Errorf("@v0 installed although v0.10.0 is not the snapshot the server holds: %s", r.stderr)

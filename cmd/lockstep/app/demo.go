@@ -24,7 +24,7 @@ func demoCommand() *cli.Command {
 			exits{
 				0: "every step behaved as designed, every refusal included",
 				1: "a step was refused that should have passed (the step is named on stderr)",
-				2: "a bad flag, or a --dir that cannot be used",
+				2: "a bad flag or argument",
 				3: "a step did not behave as designed for another reason (named on stderr)",
 			}),
 		Flags: []cli.Flag{

@@ -8,7 +8,7 @@ import (
 )
 
 // Kind classifies a finding. The values are stable: they appear in JSON
-// reports and in the README.
+// reports and in docs/boot-gate.md.
 type Kind string
 
 // The kinds of finding.

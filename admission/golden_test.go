@@ -21,7 +21,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// TestDecisionJSON pins the JSON shape of a decision: the README documents
+// TestDecisionJSON pins the JSON shape of a decision: docs/boot-gate.md documents
 // it and the fleet check reads it.
 func TestDecisionJSON(t *testing.T) {
 	d := admission.Decision{At: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC), Platform: "linux/amd64", Image: "web"}
@@ -54,7 +54,7 @@ func TestDecisionJSON(t *testing.T) {
 		t.Fatalf("%v (run with -update)", err)
 	}
 	if string(want) != string(got)+"\n" {
-		t.Errorf("decision JSON changed; if on purpose, run go test -update and say so in the README:\n%s", got)
+		t.Errorf("decision JSON changed; if on purpose, run go test -update and say so in docs/boot-gate.md:\n%s", got)
 	}
 	var back admission.Decision
 	if err := json.Unmarshal(got, &back); err != nil || back.Allowed || back.Unverified || len(back.Findings) != 3 {

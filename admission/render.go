@@ -14,7 +14,7 @@ var Formats = []string{"text", "json"}
 
 // Write renders the decision in format: "text" (the verdict, what was
 // observed and checked, every finding and action, for people) or "json"
-// (the Decision, indented, as documented in the README; the bytes of
+// (the Decision, indented, as documented in docs/boot-gate.md; the bytes of
 // `lockstep admit --report`).
 func (d *Decision) Write(w io.Writer, format string) error {
 	switch format {

@@ -6,6 +6,6 @@
 // It imports only package manifest, so that both sides of the wire, the
 // agent (admission/agent, which serves the status) and the fleet check
 // (verify/fleet, which reads it), depend on it and not on each other. The
-// JSON shapes are stable and documented in the README; fields are only
+// JSON shapes are stable and documented in docs/fleet.md; fields are only
 // ever added.
 package agentapi

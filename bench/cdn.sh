@@ -2,7 +2,7 @@
 # bench/cdn.sh: `lockstep cdn check` over N assets (default 10,000) on a
 # loopback nginx, against wrk's HEAD request rate on the same server and
 # against curl --parallel --parallel-max 64 -I over the same URLs. Prints a
-# Markdown table (the README's figures) and the machine's load.
+# Markdown table (the figures of docs/benchmarks.md) and the machine's load.
 #
 #   bench/cdn.sh [N]          N assets (default 10000)
 #   CONCURRENCY=64 RUNS=3     lockstep's --concurrency; best of RUNS

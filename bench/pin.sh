@@ -6,8 +6,9 @@
 #   bench/pin.sh [N] [RUNS]
 #
 # Needs docker-registry (scripts/install-deps.sh installs it); installs
-# crane v0.20.7 into .cache/bin when missing. Prints the figures the README
-# quotes.
+# crane into .cache/bin when missing or another version, at the version
+# scripts/install-deps.sh pins (CRANE_VERSION, v0.21.0). Prints the figures
+# docs/benchmarks.md quotes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-100}
@@ -18,9 +19,11 @@ BIN=$ROOT/.cache/bin
 mkdir -p "$BIN"
 export PATH="$BIN:$PATH"
 
-if ! command -v crane >/dev/null; then
-	echo "== installing crane v0.20.7" >&2
-	(cd / && GOBIN=$BIN GOFLAGS=-mod=mod go install github.com/google/go-containerregistry/cmd/crane@v0.20.7)
+CRANE_VERSION=$(sed -n 's/^CRANE_VERSION=//p' scripts/install-deps.sh)
+[ -n "$CRANE_VERSION" ] || { echo "no CRANE_VERSION in scripts/install-deps.sh" >&2; exit 1; }
+if ! crane version 2>/dev/null | grep -qx "$CRANE_VERSION"; then
+	echo "== installing crane $CRANE_VERSION" >&2
+	(cd / && GOBIN=$BIN GOFLAGS=-mod=mod go install "github.com/google/go-containerregistry/cmd/crane@$CRANE_VERSION")
 fi
 echo "== building lockstep" >&2
 go build -o "$BIN/lockstep" ./cmd/lockstep

@@ -10,7 +10,7 @@ import (
 
 // DiffReport is what `lockstep manifest diff` says: the changes, and the
 // problems that still refuse the new manifest once the allowed moved tags
-// are accepted. Its JSON is diff's json format, documented in the README.
+// are accepted. Its JSON is diff's json format, documented in docs/record.md (Inspecting manifests).
 type DiffReport struct {
 	*Changes
 	Refusals []Problem `json:"refusals"`

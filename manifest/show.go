@@ -13,7 +13,7 @@ import (
 
 // Description is what `lockstep manifest show` says of a manifest: its
 // digest, a Summary, and the manifest itself in its canonical encoding.
-// Its JSON is show's json format, documented in the README.
+// Its JSON is show's json format, documented in docs/record.md (Inspecting manifests).
 type Description struct {
 	Digest   Digest          `json:"digest"`
 	Summary  Summary         `json:"summary"`

@@ -12,7 +12,7 @@ var Formats = []string{"text", "json"}
 
 // Write renders the report in format: "text" (each image's pinned form,
 // repo:tag@sha256:…, one a line: what pins again to itself) or "json" (the
-// Report, every digest, as documented in the README).
+// Report, every digest, as documented in docs/pin.md).
 func (r *Report) Write(w io.Writer, format string) error {
 	switch format {
 	case "text":

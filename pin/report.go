@@ -8,7 +8,7 @@ import (
 )
 
 // Report is what Run pinned and rewrote; its JSON is the shape of
-// `lockstep pin --format json`, documented in the README.
+// `lockstep pin --format json`, documented in docs/pin.md (JSON output).
 type Report struct {
 	// Images are the pinned images, in the order of the requests.
 	Images []Image `json:"images"`

@@ -4,7 +4,7 @@
 //
 //   - GET /v1/status: the instance's identity, the digest it runs, the
 //     manifest it checks against, the fingerprint of the assets it serves
-//     and the last decision, as a [Status] (JSON, stable; see the README);
+//     and the last decision, as a [Status] (JSON, stable; see docs/fleet.md);
 //   - GET /healthz: 200 only while the last check admitted the instance, so
 //     that a load balancer's health check becomes a second gate;
 //   - GET /metrics: Prometheus metrics on the agent's own registry.

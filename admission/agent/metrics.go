@@ -9,7 +9,7 @@ import (
 	"github.com/lockstep-dev/lockstep/admission"
 )
 
-// The metric names, documented in the README.
+// The metric names, documented in docs/fleet.md.
 const (
 	MetricChecks             = "lockstep_agent_checks_total"
 	MetricAdmitted           = "lockstep_agent_admitted"

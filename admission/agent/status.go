@@ -32,7 +32,7 @@ type (
 )
 
 // Status is the document GET /v1/status serves. Its JSON shape is stable
-// and documented in the README; fields are only ever added.
+// and documented in docs/fleet.md; fields are only ever added.
 type Status struct {
 	APIVersion string   `json:"apiVersion"`
 	Kind       string   `json:"kind"`

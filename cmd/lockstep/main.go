@@ -1,5 +1,5 @@
 // Command lockstep verifies that a fleet runs exactly the release that was
-// shipped. See the README for its commands.
+// shipped. Its commands: docs/reference/.
 package main
 
 import (

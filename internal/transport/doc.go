@@ -1,5 +1,5 @@
 // Package transport is the one HTTP layer every lockstep call goes through:
-// the network discipline of the README, whose defaults are DefaultPolicy.
+// the network discipline of docs/network.md, whose defaults are DefaultPolicy.
 //
 // Every attempt has a timeout; connections are reused (bodies are drained
 // on Close); each host has a cap on requests in flight (not only on

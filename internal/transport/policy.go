@@ -8,7 +8,7 @@ import (
 )
 
 // Policy is the network discipline. DefaultPolicy holds the defaults, which
-// the README documents in a table; a zero field of a Policy given to New
+// docs/network.md documents in a table; a zero field of a Policy given to New
 // takes its default.
 type Policy struct {
 	// Timeout bounds one attempt: connecting, the TLS handshake, the

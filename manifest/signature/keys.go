@@ -40,7 +40,7 @@ func EnvPassword(bool) ([]byte, error) {
 var ErrNoPassword = errors.New("COSIGN_PASSWORD is not set: export the key's password in COSIGN_PASSWORD (COSIGN_PASSWORD= for the empty password)")
 
 // kmsSchemes are the KMS URI schemes sigstore knows. Only the providers
-// whose packages are linked into the binary can be used (see the README).
+// whose packages are linked into the binary can be used (see docs/signatures.md, Keys).
 var kmsSchemes = []string{"awskms://", "gcpkms://", "azurekms://", "hashivault://"}
 
 // IsKMS reports whether ref is a KMS key URI such as awskms:///alias/name.

@@ -59,8 +59,8 @@ func (o *GCOptions) AddReport(data []byte) error {
 	return nil
 }
 
-// GCReport is what GC found and did. Its JSON shape is documented in the
-// README.
+// GCReport is what GC found and did. Its JSON shape is documented in
+// docs/stores.md (Commands).
 type GCReport struct {
 	Release string `json:"release"`
 	DryRun  bool   `json:"dryRun"`

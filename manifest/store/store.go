@@ -155,7 +155,7 @@ func NextGeneration(ctx context.Context, st manifest.Store, release, channel str
 }
 
 // StatusReport is a channel's state: where it points, the manifest there,
-// and where it pointed before. Its JSON shape is documented in the README.
+// and where it pointed before. Its JSON shape is documented in docs/stores.md.
 type StatusReport struct {
 	Release    string                  `json:"release"`
 	Channel    string                  `json:"channel"`

@@ -14,7 +14,7 @@ import (
 var Formats = []string{"text", "json", "markdown", "sarif"}
 
 // Write renders the report in format: "text" (failures, TLS endpoints and
-// a summary line), "json" (the Report as documented in the README),
+// a summary line), "json" (the Report as documented in docs/cdn.md),
 // "markdown" (for a GitHub job summary) or "sarif" (SARIF 2.1.0, one
 // result per failing asset and per TLS finding).
 func (r *Report) Write(w io.Writer, format, version string) error {

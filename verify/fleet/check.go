@@ -17,7 +17,7 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
-// Defaults of Options, documented in the README.
+// Defaults of Options, documented in docs/fleet.md.
 const (
 	DefaultConcurrency    = 64
 	DefaultTimeout        = 5 * time.Second

@@ -61,7 +61,7 @@ const (
 )
 
 // Report is the result of a fleet check. Its JSON shape is stable and
-// documented in the README; fields are only ever added.
+// documented in docs/fleet.md; fields are only ever added.
 type Report struct {
 	APIVersion string      `json:"apiVersion"`
 	Kind       string      `json:"kind"`

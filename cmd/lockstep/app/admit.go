@@ -44,6 +44,27 @@ func admitCommand() *cli.Command {
 		Usage: "the boot gate: admit this instance only if it runs the release and serves its assets",
 		UsageText: "lockstep admit (--manifest SRC --release NAME | --store URL --release NAME [--channel NAME]) --image NAME --running SOURCE\n" +
 			"   [--state-dir DIR] [--max-age D] [--probe URL...] [--sample N|--all-assets] [--report FILE] [--format text|json] [--dry-run]",
+		Description: describe("Fetches the release manifest and verifies its signature, asks the container runtime which\n"+
+			"image is actually running (by digest, never by tag), probes the instance's own pages for the assets it\n"+
+			"actually serves, checks them against the manifest and the CDN, and acts: completes the Auto Scaling\n"+
+			"lifecycle action (CONTINUE or ABANDON), registers the instance with a target group only when admitted,\n"+
+			"or just exits non-zero. Fails closed: what could not be checked refuses.",
+			[]string{
+				"lockstep admit --store s3://releases/lockstep --release store-web --key /etc/lockstep/cosign.pub \\\n" +
+					"  --image web --running docker:app --probe http://127.0.0.1:8080/",
+				"lockstep admit --manifest https://releases.example.com/store-web/production.json --release store-web \\\n" +
+					"  --key /etc/lockstep/cosign.pub --running docker:app --probe http://127.0.0.1:8080/ \\\n" +
+					"  --lifecycle-hook lockstep-boot-gate --asg store-web --report /run/lockstep/admit.json",
+				"lockstep admit --store s3://releases/lockstep --release store-web --key cosign.pub --running ecs:web \\\n" +
+					"  --dry-run --format json",
+			},
+			exits{
+				0: "admitted",
+				1: "refused: a mismatch (a wrong digest, an asset the manifest or the CDN lacks, an expired, invalid or " +
+					"rolled-back manifest, a bad signature); when a mismatch and an unreachable dependency meet, exit 1",
+				2: "a usage error: nothing was checked (with a lifecycle hook, its DefaultResult applies)",
+				3: "refused because something could not be checked (a dependency down, the deadline reached)",
+			}),
 		Flags:  append(consumerFlags(), flags...),
 		Action: runAdmit,
 	}

@@ -34,8 +34,22 @@ func agentCommand() *cli.Command {
 		Name:      "agent",
 		Usage:     "re-run the admission check on an interval and serve the instance's status, health and metrics",
 		UsageText: "lockstep agent [--listen ADDR] [--token-file FILE | --tls-cert FILE --tls-key FILE --client-ca FILE] (--manifest SRC | --store URL) --release NAME --image NAME --running SOURCE [--probe URL...]",
-		Flags:     append(flags, consumerFlags()...),
-		Action:    runAgent,
+		Description: describe("Runs admit's check every --interval (and at once when --store's channel moves) and serves\n"+
+			"the last result on /v1/status, with /healthz and Prometheus /metrics, for lockstep fleet check to read.\n"+
+			"Runs until SIGTERM.",
+			[]string{
+				"lockstep agent --store s3://releases/lockstep --release store-web --key cosign.pub --image web \\\n" +
+					"  --running docker:app --probe http://127.0.0.1:8080/",
+				"lockstep agent --listen :9464 --token-file /etc/lockstep/agent-token --manifest release.json \\\n" +
+					"  --release store-web --key cosign.pub --running ecs:web",
+			},
+			exits{
+				0: "stopped by SIGTERM",
+				2: "a bad flag (a non-loopback --listen without --token-file or client certificates)",
+				3: "it could not listen, or --identity imds found no instance metadata",
+			}),
+		Flags:  append(flags, consumerFlags()...),
+		Action: runAgent,
 		// An unknown or malformed flag is a usage error (exit 2).
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(err) },
 	}

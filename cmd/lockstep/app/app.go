@@ -66,12 +66,13 @@ func New() *cli.App {
 	return a
 }
 
-// group is a command made of subcommands; an unknown subcommand is a usage
-// error.
-func group(name, use string, subs ...*cli.Command) *cli.Command {
+// group is a command made of subcommands, described by desc (see
+// describe); an unknown subcommand is a usage error.
+func group(name, use, desc string, subs ...*cli.Command) *cli.Command {
 	return &cli.Command{
 		Name:        name,
 		Usage:       use,
+		Description: desc,
 		Subcommands: subs,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -79,6 +80,14 @@ func group(name, use string, subs ...*cli.Command) *cli.Command {
 			}
 			return cli.ShowSubcommandHelp(c)
 		},
+	}
+}
+
+// groupExits are the exit codes of a group run without a command.
+func groupExits(name string) exits {
+	return exits{
+		0: "this help; `lockstep " + name + " COMMAND --help` says what each command's exit codes mean",
+		2: "an unknown command or flag",
 	}
 }
 

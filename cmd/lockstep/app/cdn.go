@@ -15,31 +15,49 @@ import (
 
 func cdnCommand() *cli.Command {
 	def := transport.DefaultPolicy()
-	return group("cdn", "check a release's assets on its CDN", &cli.Command{
-		Name:      "check",
-		Usage:     "check that every asset of the manifest is on every CDN base, byte for byte",
-		ArgsUsage: " ",
-		Description: "For every asset and CDN base: a HEAD (a ranged GET where HEAD is refused) must give 200, the recorded\n" +
-			"size and, where the CDN states one (x-amz-checksum-sha256, a SHA-256 ETag, Digest, Repr-Digest), the\n" +
-			"recorded hash; --full downloads and hashes every byte. The report says of each asset, and in its summary,\n" +
-			"whether the bytes, a checksum header or only the size were compared; --require-content makes size only\n" +
-			"a failure. Exit 0 all present, 1 any missing, wrong, looping or TLS-failing asset, 2 bad input (an origin\n" +
-			"that is the CDN), 3 the CDN could not be checked (or, with --require-content, only sizes were).",
-		Flags: append(sourceFlags(),
-			&cli.StringFlag{Name: "origin", Usage: "the CDN's origin (overrides assets.origin); refused if it is the CDN or resolves to it"},
-			&cli.BoolFlag{Name: "full", Usage: "download and hash every asset (reads at most its recorded size + 1 byte)"},
-			&cli.BoolFlag{Name: "require-content", Usage: "an asset only its size vouches for (no checksum header, no --full) is not verified (exit 3)"},
-			&cli.IntFlag{Name: "sample", Usage: "check a random N of the assets instead of all (0: all)"},
-			&cli.Uint64Flag{Name: "seed", Usage: "seed for --sample, to repeat a sample (0: random)"},
-			&cli.IntFlag{Name: "concurrency", Value: def.MaxConnsPerHost, Usage: "requests in flight, in all and per CDN host"},
-			&cli.Float64Flag{Name: "rate", Usage: "cap on requests per second across the check (0: none)"},
-			&cli.DurationFlag{Name: "timeout", Value: def.Timeout, Usage: "timeout of one attempt (headers and body)"},
-			&cli.DurationFlag{Name: "tls-warn", Value: cdn.DefaultTLSWarn, Usage: "warn of a certificate that expires within this"},
-			&cli.BoolFlag{Name: "ignore-etag", Usage: "do not compare an ETag that looks like a SHA-256 with the recorded hash"},
-			formatFlag(cdn.Formats...),
-		),
-		Action: cdnCheck,
-	})
+	return group("cdn", "check a release's assets on its CDN",
+		describe("cdn check asks every CDN base for every asset of a manifest, the check record --check-cdn runs\n"+
+			"before it writes one.",
+			[]string{
+				"lockstep cdn check --manifest release.json",
+				"lockstep cdn check --store s3://releases/lockstep --release store-web --full",
+			},
+			groupExits("cdn")),
+		&cli.Command{
+			Name:      "check",
+			Usage:     "check that every asset of the manifest is on every CDN base, byte for byte",
+			ArgsUsage: " ",
+			Description: describe("For every asset and CDN base: a HEAD (a ranged GET where HEAD is refused) must give 200, the recorded\n"+
+				"size and, where the CDN states one (x-amz-checksum-sha256, a SHA-256 ETag, Digest, Repr-Digest), the\n"+
+				"recorded hash; --full downloads and hashes every byte. The report says of each asset, and in its summary,\n"+
+				"whether the bytes, a checksum header or only the size were compared; --require-content makes size only\n"+
+				"a failure.",
+				[]string{
+					"lockstep cdn check --manifest release.json",
+					"lockstep cdn check --store s3://releases/lockstep --release store-web --full --format json",
+					"lockstep cdn check --manifest release.json --sample 50 --rate 20 --require-content",
+				},
+				exits{
+					0: "every asset present on every CDN base",
+					1: "any missing, wrong, looping or TLS-failing asset",
+					2: "bad input (an origin that is the CDN)",
+					3: "the CDN could not be checked (or, with --require-content, only sizes were)",
+				}),
+			Flags: append(sourceFlags(),
+				&cli.StringFlag{Name: "origin", Usage: "the CDN's origin (overrides assets.origin); refused if it is the CDN or resolves to it"},
+				&cli.BoolFlag{Name: "full", Usage: "download and hash every asset (reads at most its recorded size + 1 byte)"},
+				&cli.BoolFlag{Name: "require-content", Usage: "an asset only its size vouches for (no checksum header, no --full) is not verified (exit 3)"},
+				&cli.IntFlag{Name: "sample", Usage: "check a random N of the assets instead of all (0: all)"},
+				&cli.Uint64Flag{Name: "seed", Usage: "seed for --sample, to repeat a sample (0: random)"},
+				&cli.IntFlag{Name: "concurrency", Value: def.MaxConnsPerHost, Usage: "requests in flight, in all and per CDN host"},
+				&cli.Float64Flag{Name: "rate", Usage: "cap on requests per second across the check (0: none)"},
+				&cli.DurationFlag{Name: "timeout", Value: def.Timeout, Usage: "timeout of one attempt (headers and body)"},
+				&cli.DurationFlag{Name: "tls-warn", Value: cdn.DefaultTLSWarn, Usage: "warn of a certificate that expires within this"},
+				&cli.BoolFlag{Name: "ignore-etag", Usage: "do not compare an ETag that looks like a SHA-256 with the recorded hash"},
+				formatFlag(cdn.Formats...),
+			),
+			Action: cdnCheck,
+		})
 }
 
 func cdnCheck(c *cli.Context) error {

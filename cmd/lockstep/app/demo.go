@@ -10,12 +10,23 @@ func demoCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "demo",
 		Usage: "replay the Epic 2021 outage end to end on this machine: pin, record (CDN-checked, signed), publish, boot gate, refusals",
-		Description: "Needs no network and nothing installed: an in-memory registry, a CDN, instances and a file store on\n" +
-			"loopback. Release v1 is recorded with --check-cdn, signed and published; an instance is admitted; the tag\n" +
-			"is silently re-pushed; pin --previous refuses the moved tag; a new instance is refused (image-digest-mismatch,\n" +
-			"asset-not-in-manifest, asset-missing-on-cdn); record --check-cdn refuses v2 until its new asset is on the CDN;\n" +
-			"a stale publisher is refused. Exits 0 when every step behaves as designed (every refusal included),\n" +
+		Description: describe("Needs no network and nothing installed: an in-memory registry, a CDN, instances and a file store on\n"+
+			"loopback. Release v1 is recorded with --check-cdn, signed and published; an instance is admitted; the tag\n"+
+			"is silently re-pushed; pin --previous refuses the moved tag; a new instance is refused (image-digest-mismatch,\n"+
+			"asset-not-in-manifest, asset-missing-on-cdn); record --check-cdn refuses v2 until its new asset is on the CDN;\n"+
+			"a stale publisher is refused. Exits 0 when every step behaves as designed (every refusal included),\n"+
 			"non-zero when one does not.",
+			[]string{
+				"lockstep demo",
+				"lockstep demo --dir /tmp/lockstep-demo   # keep the files to look at afterwards",
+				"lockstep --log-level debug demo",
+			},
+			exits{
+				0: "every step behaved as designed, every refusal included",
+				1: "a step was refused that should have passed (the step is named on stderr)",
+				2: "a bad flag or argument",
+				3: "a step did not behave as designed for another reason (named on stderr)",
+			}),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "keep the demo's files (build, CDN, store, keys, manifests) in `DIR` instead of a temporary directory"},
 		},

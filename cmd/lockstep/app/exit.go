@@ -14,7 +14,8 @@ import (
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
-// The exit codes, documented in the README.
+// The exit codes, documented in the README's "Exit codes and output" table
+// and, for each command, in its --help (describe).
 const (
 	// ExitOK: verified, or the command did what it was asked.
 	ExitOK = 0

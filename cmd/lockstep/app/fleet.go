@@ -28,7 +28,15 @@ import (
 var fleetFormats = []string{"text", "json", "markdown", "sarif"}
 
 func fleetCommand() *cli.Command {
-	return group("fleet", "check that a fleet runs exactly the release", fleetCheckCommand())
+	return group("fleet", "check that a fleet runs exactly the release",
+		describe("fleet check asks every instance's agent (lockstep agent) what it runs and compares the fleet with\n"+
+			"the manifest: the divergent and the unreachable instances, by name.",
+			[]string{
+				"lockstep fleet check --manifest release.json --release store-web --key cosign.pub --targets asg:store-web",
+				"lockstep fleet check --store s3://releases/lockstep --release store-web --key cosign.pub --format markdown asg:store-web",
+			},
+			groupExits("fleet")),
+		fleetCheckCommand())
 }
 
 func fleetCheckCommand() *cli.Command {
@@ -54,8 +62,24 @@ func fleetCheckCommand() *cli.Command {
 		Name:      "check",
 		Usage:     "fetch every instance agent's status and compare the fleet with the manifest",
 		ArgsUsage: "[TARGET...]",
-		Flags:     flags,
-		Action:    fleetCheck,
+		Description: describe("Discovers the instances (an Auto Scaling group, a target group, EC2 tags, a file or status\n"+
+			"URLs), fetches each agent's /v1/status and compares what runs with the manifest: the instances that\n"+
+			"diverge and those that could not be reached, by name.",
+			[]string{
+				"lockstep fleet check --manifest release.json --release store-web --key cosign.pub --targets asg:store-web",
+				"lockstep fleet check --store s3://releases/lockstep --release store-web --key cosign.pub \\\n" +
+					"  --format markdown asg:store-web >> \"$GITHUB_STEP_SUMMARY\"",
+				"lockstep fleet check --manifest release.json --release store-web --key cosign.pub \\\n" +
+					"  --token-file agent-token --report fleet.json ec2-tag:app=store-web",
+			},
+			exits{
+				0: "every reachable instance matches, and at most --max-unreachable of the fleet is unreachable",
+				1: "an instance diverges (whatever the unreachable count)",
+				2: "bad flags or targets",
+				3: "more than --max-unreachable of the fleet is unreachable, or there were no instances",
+			}),
+		Flags:  flags,
+		Action: fleetCheck,
 		// An unknown or malformed flag is a usage error (exit 2).
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(err) },
 	}

@@ -15,10 +15,20 @@ func keygenCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "keygen",
 		Usage: "make a signing key pair in cosign's format (PREFIX.key encrypted with COSIGN_PASSWORD, PREFIX.pub)",
-		Description: "The pair is the one `cosign generate-key-pair` makes: an ECDSA P-256 private key encrypted with the\n" +
-			"password in COSIGN_PASSWORD (which must be set; COSIGN_PASSWORD= for the empty password), mode 0600, and\n" +
-			"its PEM public key. cosign signs and verifies with it, and lockstep with cosign's. An existing file is\n" +
+		Description: describe("The pair is the one `cosign generate-key-pair` makes: an ECDSA P-256 private key encrypted with the\n"+
+			"password in COSIGN_PASSWORD (which must be set; COSIGN_PASSWORD= for the empty password), mode 0600, and\n"+
+			"its PEM public key. cosign signs and verifies with it, and lockstep with cosign's. An existing file is\n"+
 			"never overwritten (exit 2).",
+			[]string{
+				"lockstep keygen   # cosign.key and cosign.pub, the key encrypted with $COSIGN_PASSWORD",
+				"COSIGN_PASSWORD= lockstep keygen --output-key-prefix ci   # ci.key (empty password) and ci.pub",
+				"lockstep keygen --output-key-prefix release --format json",
+			},
+			exits{
+				0: "the pair written",
+				2: "COSIGN_PASSWORD not set, PREFIX.key or PREFIX.pub already there, or a bad flag",
+				3: "the files could not be written",
+			}),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output-key-prefix", Value: "cosign", Usage: "write `PREFIX`.key and PREFIX.pub"},
 			formatFlag("text", "json"),

@@ -15,7 +15,16 @@ import (
 )
 
 func manifestCommand() *cli.Command {
-	return group("manifest", "validate, digest, show, diff and verify release manifests", manifestSubcommands()...)
+	return group("manifest", "validate, digest, show, diff and verify release manifests",
+		describe("Commands over release manifest files (validate, digest, show, diff) and their signatures\n"+
+			"(verify), and get, which fetches the manifest a store's channel names, verified.",
+			[]string{
+				"lockstep manifest validate release.json",
+				"lockstep manifest diff previous.json release.json",
+				"lockstep manifest verify --key cosign.pub release.json",
+			},
+			groupExits("manifest")),
+		manifestSubcommands()...)
 }
 
 // manifestSubcommands are the subcommands of `lockstep manifest`.
@@ -27,19 +36,50 @@ func manifestSubcommands() []*cli.Command {
 			Name:      "validate",
 			Usage:     "check a manifest strictly: exit 0 valid, 2 invalid (the field is named)",
 			ArgsUsage: "FILE",
-			Flags:     []cli.Flag{formatFlag("text", "json")},
-			Action:    manifestValidate,
+			Description: describe("Decodes FILE strictly: unknown fields, duplicate keys, trailing data, a bad digest or an\n"+
+				"unknown apiVersion are errors, each naming its field. Nothing is fetched.",
+				[]string{
+					"lockstep manifest validate release.json",
+					"lockstep manifest validate --format json release.json",
+				},
+				exits{
+					0: "valid",
+					2: "invalid (the field is named) or unreadable",
+				}),
+			Flags:  []cli.Flag{formatFlag("text", "json")},
+			Action: manifestValidate,
 		},
 		{
 			Name:      "digest",
 			Usage:     "print a manifest's digest, the SHA-256 of its canonical encoding",
 			ArgsUsage: "FILE",
-			Action:    manifestDigest,
+			Description: describe("Prints sha256:HEX, the SHA-256 of FILE's canonical encoding (docs/manifest-format.md), which\n"+
+				"does not change with FILE's whitespace or key order.",
+				[]string{
+					"lockstep manifest digest release.json",
+					"lockstep manifest digest build/release.json",
+				},
+				exits{
+					0: "printed",
+					2: "FILE is not a valid manifest, or unreadable",
+				}),
+			Action: manifestDigest,
 		},
 		{
 			Name:      "show",
 			Usage:     "describe a manifest",
 			ArgsUsage: "FILE",
+			Description: describe("Prints the release, generation, digest, source, expiry, images (with their platforms'\n"+
+				"and configs' digests), the asset count and size, CDN bases and origin; --files lists every asset.",
+				[]string{
+					"lockstep manifest show release.json",
+					"lockstep manifest show --files --format markdown release.json",
+					"lockstep manifest show --format json release.json",
+				},
+				exits{
+					0: "shown",
+					2: "FILE is not a valid manifest, or unreadable",
+				}),
 			Flags: []cli.Flag{
 				formatFlag("text", "json", "markdown"),
 				&cli.BoolFlag{Name: "files", Usage: "list every asset (text and markdown; json always does)"},
@@ -50,10 +90,21 @@ func manifestSubcommands() []*cli.Command {
 			Name:      "diff",
 			Usage:     "compare two manifests of a release: exit 1 when NEW cannot follow OLD",
 			ArgsUsage: "OLD NEW",
-			Description: "Lists the images added, removed or re-pointed, the assets added, removed or changed, and the CDN\n" +
-				"bases and origin that changed. Exits 1 when NEW cannot follow OLD: its generation does not rise, it is\n" +
-				"another release, or an image tag moved (same repository and tag, another digest) and is not named by\n" +
+			Description: describe("Lists the images added, removed or re-pointed, the assets added, removed or changed, and the CDN\n"+
+				"bases and origin that changed. Exits 1 when NEW cannot follow OLD: its generation does not rise, it is\n"+
+				"another release, or an image tag moved (same repository and tag, another digest) and is not named by\n"+
 				"--allow-moved-tag. With --exit-code, any change of images or assets exits 1 too, as git diff does.",
+				[]string{
+					"lockstep manifest diff previous.json release.json",
+					"lockstep manifest diff --allow-moved-tag web --format markdown previous.json release.json",
+					"lockstep manifest diff --exit-code previous.json release.json",
+				},
+				exits{
+					0: "NEW can follow OLD (and, with --exit-code, no image or asset changed)",
+					1: "NEW cannot follow OLD (a generation that does not rise, another release, a moved tag), or, with " +
+						"--exit-code, the images or assets differ",
+					2: "a bad flag, or a manifest that is not valid",
+				}),
 			Flags: []cli.Flag{
 				formatFlag("text", "json", "markdown"),
 				&cli.StringSliceFlag{Name: "allow-moved-tag", Usage: "accept a moved tag of the image `NAME` (repeatable)"},

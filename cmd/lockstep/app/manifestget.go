@@ -16,12 +16,20 @@ func manifestGetCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "get",
 		Usage: "write the manifest a store's channel names, with its signature files, once verified",
-		Description: "Reads the channel's pointer and the manifest it names, verifies its signature (--key, the keyless\n" +
-			"flags, or --insecure-allow-unsigned) and writes it to --output with OUTPUT.sig and OUTPUT.sigstore.json\n" +
-			"beside it (atomically; its digest then goes to stdout), or the manifest alone to stdout. Nothing is\n" +
-			"written for a manifest that does not verify.\n\n" +
-			"Exit codes: 0 written; 1 the signature does not verify; 2 bad input or no such channel; 3 the store\n" +
-			"could not be read.",
+		Description: describe("Reads the channel's pointer and the manifest it names, verifies its signature (--key, the keyless\n"+
+			"flags, or --insecure-allow-unsigned) and writes it to --output with OUTPUT.sig and OUTPUT.sigstore.json\n"+
+			"beside it (atomically; its digest then goes to stdout), or the manifest alone to stdout. Nothing is\n"+
+			"written for a manifest that does not verify.",
+			[]string{
+				"lockstep manifest get --store s3://releases/lockstep --release store-web --key cosign.pub -o release.json",
+				"lockstep manifest get --store file:///srv/lockstep --release store-web --channel staging --key cosign.pub",
+			},
+			exits{
+				0: "written",
+				1: "the signature does not verify",
+				2: "bad input or no such channel",
+				3: "the store could not be read",
+			}),
 		Flags: append([]cli.Flag{
 			storeURLFlag(), storeReleaseFlag(), storeChannelFlag(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the manifest to `FILE` (with FILE.sig and FILE.sigstore.json) instead of stdout"},

@@ -25,7 +25,7 @@ func pinCommand() *cli.Command {
 		Name:      "pin",
 		Usage:     "resolve image references to their digests (and rewrite files to use them)",
 		ArgsUsage: "[NAME=]REF...",
-		Description: `Resolves each reference with the registry and prints its pinned form,
+		Description: describe(`Resolves each reference with the registry and prints its pinned form,
 repo:tag@sha256:…, one a line (--format json: every digest). NAME= names the
 image's role (default: the reference). With --previous, a tag that now names
 other bytes than in that manifest is refused (exit 1) unless
@@ -37,12 +37,18 @@ With --verify-key PUB (or the keyless --certificate-identity[-regexp] and
 --certificate-oidc-issuer[-regexp] flags), the cosign signature of each
 pinned digest is verified too, offline (no transparency-log call); for an
 index, --image-signature-policy says which manifests must be signed
-(default: every platform pinned).
-
-Exit codes: 0 pinned (and verified); 1 a moved tag, or an unsigned or
-wrongly signed image; 2 a bad reference, flag, key or file, or an image
-that does not exist; 3 the registry could not be reached or refused the
-credentials.`,
+(default: every platform pinned).`,
+			[]string{
+				"lockstep pin registry.example/store/web:v1.4.2",
+				"lockstep pin --previous release.json --write k8s/deploy.yaml --write docker-compose.yaml",
+				"lockstep pin --verify-key cosign.pub --format json web=registry.example/store/web:v1.4.2",
+			},
+			exits{
+				0: "pinned (and verified)",
+				1: "a moved tag, or an unsigned or wrongly signed image",
+				2: "a bad reference, flag, key or file, or an image that does not exist",
+				3: "the registry could not be reached or refused the credentials",
+			}),
 		Flags: append([]cli.Flag{
 			formatFlag("text", "json"),
 			&cli.StringFlag{Name: "platform", Usage: "keep only this platform of each image: `OS/ARCH`[/VARIANT]"},

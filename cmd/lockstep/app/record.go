@@ -26,13 +26,26 @@ func recordCommand() *cli.Command {
 		Name:      "record",
 		Usage:     "pin a release's images, hash its assets, and write its manifest",
 		UsageText: "lockstep record --release NAME --generation N|auto --image NAME=REF... --assets DIR --cdn URL... [--check-cdn] [--sign-key KEY] [--output FILE]",
-		Description: "Every --image is resolved (a tag to its digest; a reference by digest for its platforms and config\n" +
-			"digests), every file under --assets (or named by --asset-list) is hashed, and the canonical manifest is\n" +
-			"written to --output atomically (its digest then goes to stdout), or to stdout. --check-cdn first checks\n" +
-			"every asset on every CDN base (the report goes to stderr); --embed-signatures embeds the images'\n" +
-			"verified signatures; --sign-key writes OUTPUT.sig. Nothing is written on failure or refusal.\n\n" +
-			"Exit codes: 0 written; 1 an asset missing or wrong on the CDN; 2 bad input (a flag, a path, an image that\n" +
-			"does not exist, a key that does not load); 3 the registry, the CDN or the store could not be asked.",
+		Description: describe("Every --image is resolved (a tag to its digest; a reference by digest for its platforms and config\n"+
+			"digests), every file under --assets (or named by --asset-list) is hashed, and the canonical manifest is\n"+
+			"written to --output atomically (its digest then goes to stdout), or to stdout. --check-cdn first checks\n"+
+			"every asset on every CDN base (the report goes to stderr); --embed-signatures embeds the images'\n"+
+			"verified signatures; --sign-key writes OUTPUT.sig. Nothing is written on failure or refusal.",
+			[]string{
+				"lockstep record --release store-web --generation auto --store s3://releases/lockstep \\\n" +
+					"  --image web=registry.example/store/web:v1.4.2 --assets dist --cdn https://cdn.example.com/store/ \\\n" +
+					"  --check-cdn --sign-key cosign.key --output release.json",
+				"lockstep record --release store-web --generation 7 --image web=registry.example/store/web:v1.4.2 \\\n" +
+					"  --assets dist --asset-list dist/.vite/manifest.json --cdn https://cdn.example.com/store/ -o release.json",
+				"lockstep record --release store-web --generation auto --store s3://releases/lockstep --previous store \\\n" +
+					"  --image web=registry.example/store/web:v1.4.2 --assets dist --cdn https://cdn.example.com/store/ -o release.json",
+			},
+			exits{
+				0: "written",
+				1: "an asset missing or wrong on the CDN (--check-cdn), or a tag that moved since --previous",
+				2: "bad input (a flag, a path, an image that does not exist, a key that does not load)",
+				3: "the registry, the CDN or the store could not be asked",
+			}),
 		Flags:  recordFlags(),
 		Action: recordAction,
 	}

@@ -20,6 +20,19 @@ func signCommand() *cli.Command {
 		Name:      "sign",
 		Usage:     "sign a release manifest (cosign's formats: MANIFEST.sig, and a Sigstore bundle)",
 		ArgsUsage: "MANIFEST",
+		Description: describe("Signs the manifest file's exact bytes with a key (cosign.key with COSIGN_PASSWORD, a PEM key or a\n"+
+			"KMS URI), writing MANIFEST.sig (and, with --bundle, a Sigstore bundle), or keyless with the CI's OIDC\n"+
+			"identity (Fulcio and Rekor), writing MANIFEST.sig and MANIFEST.sigstore.json.",
+			[]string{
+				"lockstep sign --key cosign.key release.json   # the password in COSIGN_PASSWORD",
+				"lockstep sign --key cosign.key --bundle release.json.sigstore.json release.json",
+				"lockstep sign --keyless release.json   # in CI with an OIDC token (GitHub Actions: id-token: write)",
+			},
+			exits{
+				0: "signed: the signature files written",
+				2: "a bad flag, a manifest file that does not exist, or a key that does not load (a wrong COSIGN_PASSWORD)",
+				3: "the KMS, the OIDC provider, Fulcio or Rekor could not be reached",
+			}),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "key", Usage: "the private key: a cosign key pair's cosign.key (password in COSIGN_PASSWORD), a PEM private key, or a KMS URI (awskms://...)", EnvVars: []string{"LOCKSTEP_SIGN_KEY"}},
 			&cli.StringFlag{Name: "output-signature", Usage: "where to write the base64 signature (default MANIFEST.sig)"},
@@ -111,6 +124,21 @@ func manifestVerifyCommand() *cli.Command {
 		Name:      "verify",
 		Usage:     "verify a manifest's signature (exit 0 verified, 1 not)",
 		ArgsUsage: "MANIFEST",
+		Description: describe("Verifies MANIFEST.sig (or --signature) or the Sigstore bundle MANIFEST.sigstore.json (or\n"+
+			"--bundle) over the manifest file's exact bytes, against --key or the keyless identity flags.",
+			[]string{
+				"lockstep manifest verify --key cosign.pub release.json",
+				"lockstep manifest verify --certificate-oidc-issuer https://token.actions.githubusercontent.com \\\n" +
+					"  --certificate-identity https://github.com/ORG/REPO/.github/workflows/release.yml@refs/heads/main release.json",
+				"lockstep manifest verify --key cosign.pub --signature release.sig --format json release.json",
+			},
+			exits{
+				0: "verified",
+				1: "not verified: unsigned, a signature or bundle that does not parse, other bytes (the manifest changed " +
+					"since signing), another key, or a certificate naming another identity or issuer",
+				2: "a usage error, or a manifest that cannot be read",
+				3: "the trust material (Sigstore's TUF repository) or the KMS could not be reached",
+			}),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "key", Usage: "the public key (PEM such as cosign.pub, or a KMS URI) that must have signed", EnvVars: []string{"LOCKSTEP_KEY"}},
 			&cli.StringFlag{Name: "signature", Usage: "the base64 signature (default MANIFEST.sig, where it exists)"},

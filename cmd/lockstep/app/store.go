@@ -45,7 +45,21 @@ func publishCommand() *cli.Command {
 		Name:      "publish",
 		Usage:     "store a manifest (with MANIFEST.sig and MANIFEST.sigstore.json beside it) and move a channel to it",
 		ArgsUsage: "MANIFEST",
-		Flags:     []cli.Flag{storeURLFlag(), storeChannelFlag(), storeByFlag(), allowUnsignedFlag(), formatFlag("text", "json")},
+		Description: describe("Validates MANIFEST, stores it (content-addressed) with its signature files and moves the\n"+
+			"channel to it by compare-and-swap: a generation that is not above the channel's is refused, so a stale\n"+
+			"pipeline never replaces a newer release. Prints the new pointer.",
+			[]string{
+				"lockstep publish --store s3://releases/lockstep release.json",
+				"lockstep publish --store file:///srv/lockstep --channel staging --by \"$GITHUB_ACTOR\" release.json",
+				"lockstep publish --store file:///srv/lockstep --allow-unsigned --format json release.json",
+			},
+			exits{
+				0: "published",
+				1: "the generation is not above the channel's (a stale or concurrent publisher)",
+				2: "a manifest that is not valid or not signed (without --allow-unsigned), or a bad flag",
+				3: "the store failed",
+			}),
+		Flags: []cli.Flag{storeURLFlag(), storeChannelFlag(), storeByFlag(), allowUnsignedFlag(), formatFlag("text", "json")},
 		Action: func(c *cli.Context) error {
 			f, err := format(c, "text", "json")
 			if err != nil {
@@ -108,6 +122,17 @@ func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "show a channel: its manifest digest, generation and history",
+		Description: describe("Prints the channel's digest and generation, when and by whom it moved, the manifest's\n"+
+			"createdAt, expiresAt, signature and source, and the channel's history.",
+			[]string{
+				"lockstep status --store s3://releases/lockstep --release store-web",
+				"lockstep status --store file:///srv/lockstep --release store-web --channel staging --format json",
+			},
+			exits{
+				0: "shown",
+				2: "a bad flag",
+				3: "no such channel, a corrupt store, or a store that could not be read",
+			}),
 		Flags: []cli.Flag{storeURLFlag(), storeReleaseFlag(), storeChannelFlag(), formatFlag("text", "json")},
 		Action: func(c *cli.Context) error {
 			f, err := format(c, "text", "json")
@@ -167,10 +192,22 @@ func rollbackCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "rollback",
 		Usage: "publish an earlier release again, as a new, higher generation, signed",
-		Description: "The new manifest has the content of --to, a generation above every channel's, and a new createdAt.\n" +
-			"The old signature covers the old bytes, so the new manifest is signed with --sign-key or --keyless\n" +
-			"before it is published; an unsigned rollback is refused (exit 2) unless --allow-unsigned.\n" +
+		Description: describe("The new manifest has the content of --to, a generation above every channel's, and a new createdAt.\n"+
+			"The old signature covers the old bytes, so the new manifest is signed with --sign-key or --keyless\n"+
+			"before it is published; an unsigned rollback is refused (exit 2) unless --allow-unsigned.\n"+
 			"--output also writes it (with OUTPUT.sig and OUTPUT.sigstore.json where signed).",
+			[]string{
+				"lockstep rollback --store s3://releases/lockstep --release store-web --to 41 --sign-key cosign.key",
+				"lockstep rollback --store s3://releases/lockstep --release store-web --to sha256:DIGEST --keyless",
+				"lockstep rollback --store file:///srv/lockstep --release store-web --to 41 --sign-key cosign.key \\\n" +
+					"  --no-publish --output rollback.json",
+			},
+			exits{
+				0: "published (or, with --no-publish, written)",
+				1: "the channel moved meanwhile",
+				2: "a bad --to, an unsigned rollback without --allow-unsigned, or a key that does not load",
+				3: "--to not found, or the store failed",
+			}),
 		Flags: append([]cli.Flag{
 			storeURLFlag(), storeReleaseFlag(), storeChannelFlag(), storeByFlag(),
 			&cli.StringFlag{Name: "to", Usage: "the release to go back to: a manifest digest (sha256:…) or a generation", Required: true},
@@ -282,6 +319,17 @@ func gcCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
 		Usage: "delete old manifests of a release (a dry run unless --yes); never a live, recent or running one",
+		Description: describe("Lists what it would delete and why each other manifest stays (a channel names it, one of\n"+
+			"the newest --keep, running in the fleet by an --in-use report, ...); --yes deletes, logging each on stderr.",
+			[]string{
+				"lockstep gc --store s3://releases/lockstep --release store-web --keep 10",
+				"lockstep gc --store s3://releases/lockstep --release store-web --keep 10 --in-use fleet.json --yes",
+			},
+			exits{
+				0: "done (or, without --yes, what would be deleted listed)",
+				2: "a bad flag, or an --in-use report that names nothing running",
+				3: "a corrupt pointer or a store that failed",
+			}),
 		Flags: []cli.Flag{
 			storeURLFlag(), storeReleaseFlag(),
 			&cli.IntFlag{Name: "keep", Usage: "keep the newest N manifests by generation, whatever else holds", Required: true},

@@ -77,6 +77,15 @@ func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print lockstep's version, commit, build date and Go version",
+		Description: describe("",
+			[]string{
+				"lockstep version",
+				"lockstep version --format json",
+			},
+			exits{
+				0: "printed",
+				2: "a bad --format",
+			}),
 		Flags: []cli.Flag{formatFlag("text", "json")},
 		Action: func(c *cli.Context) error {
 			f, err := format(c, "text", "json")

@@ -17,9 +17,20 @@ func webhookCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "webhook",
 		Usage: "serve the Kubernetes validating admission webhook: admit pods only with the release manifest's digests",
-		Description: "Serves POST /validate (admission.k8s.io/v1 AdmissionReview), /healthz, /readyz and /metrics over TLS.\n" +
-			"Follows the manifest source, re-fetching it every --refresh; until a first verified manifest is loaded,\n" +
+		Description: describe("Serves POST /validate (admission.k8s.io/v1 AdmissionReview), /healthz, /readyz and /metrics over TLS.\n"+
+			"Follows the manifest source, re-fetching it every --refresh; until a first verified manifest is loaded,\n"+
 			"every review is denied and /readyz is 503. Runs until SIGINT or SIGTERM.",
+			[]string{
+				"lockstep webhook --tls-cert tls.crt --tls-key tls.key --store s3://releases/lockstep --release store-web \\\n" +
+					"  --key cosign.pub",
+				"lockstep webhook --listen 127.0.0.1:8443 --tls-cert tls.crt --tls-key tls.key --mode warn --refresh 1m \\\n" +
+					"  --manifest https://releases.example.com/store-web/production.json --release store-web --key cosign.pub",
+			},
+			exits{
+				0: "stopped by SIGINT or SIGTERM",
+				2: "a bad flag: no --tls-cert or --tls-key, a bad --refresh or --routes",
+				3: "it could not serve (the address could not be listened on)",
+			}),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: ":8443", Usage: "the address to serve HTTPS on", EnvVars: []string{"LOCKSTEP_LISTEN"}},
 			&cli.StringFlag{Name: "tls-cert", Usage: "required: the serving certificate (PEM, with its chain), re-read when it changes", EnvVars: []string{"LOCKSTEP_TLS_CERT"}},

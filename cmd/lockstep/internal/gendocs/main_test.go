@@ -65,7 +65,8 @@ func TestPages(t *testing.T) {
 		"| `--cache DIR` | `$XDG_CACHE_HOME/lockstep/registry` | `$LOCKSTEP_CACHE` |",
 		"| `--concurrency value` | `16` |",
 		"[`lockstep`](lockstep.md)",
-		"Exit codes: 0 pinned",
+		"Examples:\n  lockstep pin registry.example/store/web:v1.4.2\n",
+		"Exit codes:\n  0  pinned (and verified)\n",
 	} {
 		if !strings.Contains(pin, want) {
 			t.Errorf("lockstep_pin.md lacks %q:\n%s", want, pin)

@@ -64,11 +64,12 @@ type Report struct {
 	Missing []Entry `json:"missing"`
 }
 
-// Entry is one object and the generations listing it.
+// Entry is one object and the generations listing it (none for an
+// object no manifest lists).
 type Entry struct {
 	Key         string  `json:"key"`
 	Size        int64   `json:"size"`
-	Generations []int64 `json:"generations"`
+	Generations []int64 `json:"generations,omitempty"`
 	Reason      string  `json:"reason,omitempty"`
 }
 

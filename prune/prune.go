@@ -137,21 +137,23 @@ func Run(ctx context.Context, st manifest.Store, release string, origin Origin, 
 	var cands []candidate
 	for _, ob := range objs {
 		e := Entry{Key: ob.Key, Size: ob.Size}
+		if ob.Irregular {
+			e.Reason = KeptIrregular
+		}
 		if u, ok := p.kept[ob.Key]; ok {
-			e.Generations, e.Reason = u.gens, KeptListed
+			e.Generations = u.gens
+			if e.Reason == "" {
+				e.Reason = KeptListed
+			}
 		} else if u, ok := p.free[ob.Key]; ok {
 			e.Generations = u.gens
-			if !slices.Contains(u.sizes, ob.Size) {
+			if e.Reason == "" && !slices.Contains(u.sizes, ob.Size) {
 				e.Reason = KeptOtherSize
 			}
-		} else if !o.PruneUnknown {
+		} else if e.Reason == "" && !o.PruneUnknown {
 			e.Reason = KeptUnknown
 		}
-		switch {
-		case e.Reason != "":
-		case ob.Irregular:
-			e.Reason = KeptIrregular
-		case o.OlderThan > 0 && start.Sub(ob.ModTime) < o.OlderThan:
+		if e.Reason == "" && o.OlderThan > 0 && start.Sub(ob.ModTime) < o.OlderThan {
 			e.Reason = KeptRecent
 		}
 		if e.Reason != "" {

@@ -488,3 +488,37 @@ func TestOlderThan(t *testing.T) {
 		t.Errorf("would delete %v, want %v", got, want)
 	}
 }
+
+// A symbolic link in the directory origin is neither followed nor
+// deleted, even where a generation that is not kept lists its path: the
+// file it points to, outside the origin, is untouched.
+func TestDirSymlink(t *testing.T) {
+	ctx := context.Background()
+	s := newSite(t, dirOrigin(t))
+	s.publish(1, assets(1))
+	s.publish(2, assets(2))
+	dir := s.o.Origin.(*prune.DirOrigin).String()
+	outside := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(outside, []byte("app of generation 1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "app-1.js")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "app-1.js")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := prune.Run(ctx, s.st, "web", s.o, prune.Options{GCOptions: store.GCOptions{Keep: 1, Delete: true}, PruneUnknown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := reasons(rep.Kept)["app-1.js"]; r != prune.KeptIrregular || len(rep.Deleted) != 0 {
+		t.Errorf("app-1.js kept for %q, deleted %v; want %q and nothing deleted", r, keys(rep.Deleted), prune.KeptIrregular)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "app-1.js")); err != nil {
+		t.Errorf("the link: %v", err)
+	}
+	if b, err := os.ReadFile(outside); err != nil || string(b) != "app of generation 1" {
+		t.Errorf("the file outside: %q, %v", b, err)
+	}
+}

@@ -25,6 +25,12 @@ func TestLayers(t *testing.T) {
 			Deny:     []string{mod + "/verify/..."},
 			Allow:    []string{mod + "/verify/cdn"},
 		},
+		// cdn prune's library keeps gc's rules (manifest/store) and
+		// needs nothing of the comparison engine or the CLI.
+		depcheck.Rule{
+			Packages: []string{mod + "/prune/..."},
+			Deny:     []string{mod + "/verify/...", mod + "/cmd/...", "github.com/urfave/cli"},
+		},
 	)
 }
 

@@ -269,3 +269,18 @@ http {
 		return exec.Command(bin, "-p", dir, "-c", path), fmt.Sprintf("http://127.0.0.1:%d/", port)
 	}
 }
+
+// S3 returns the S3 server scripts/test.sh starts (Ceph's radosgw, named
+// by LOCKSTEP_TEST_S3_ENDPOINT) and its keys, or skips the test when none
+// is set (fails it, under LOCKSTEP_INTEGRATION=1).
+func S3(t testing.TB) (endpoint, accessKey, secretKey string) {
+	t.Helper()
+	ep := os.Getenv("LOCKSTEP_TEST_S3_ENDPOINT")
+	if ep == "" {
+		if os.Getenv("LOCKSTEP_INTEGRATION") == "1" {
+			t.Fatal("LOCKSTEP_TEST_S3_ENDPOINT is not set (scripts/test.sh starts radosgw and sets it)")
+		}
+		t.Skip("no S3 server: set LOCKSTEP_TEST_S3_ENDPOINT (scripts/radosgw.sh start DIR)")
+	}
+	return ep, os.Getenv("LOCKSTEP_TEST_S3_ACCESS_KEY"), os.Getenv("LOCKSTEP_TEST_S3_SECRET_KEY")
+}

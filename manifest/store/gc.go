@@ -97,40 +97,96 @@ const (
 // cannot be known.
 func GC(ctx context.Context, st manifest.Store, release string, o GCOptions) (*GCReport, error) {
 	log := logger(o.Logger)
+	rs, unread, err := Retain(ctx, st, release, o)
+	if err != nil {
+		return nil, err
+	}
+	rep := &GCReport{Release: release, DryRun: !o.Delete, Deleted: []GCEntry{}, Kept: []GCEntry{}}
+	for _, u := range unread {
+		log.Warn("gc: unreadable manifest kept", "digest", u.Digest, "err", u.Err)
+		rep.Kept = append(rep.Kept, GCEntry{Digest: u.Digest, Reason: KeptNoRead})
+	}
+	// Oldest first, so that an interrupted gc has taken the least useful.
+	for i := len(rs) - 1; i >= 0; i-- {
+		e := rs[i]
+		entry := GCEntry{Digest: e.Digest, Generation: e.Generation}
+		reason := e.Reason
+		if reason == "" && o.Delete {
+			// Decide again on what the channels say now.
+			if reason, err = Recheck(ctx, st, release, e.Digest, e.Generation); err != nil {
+				return rep, err
+			}
+		}
+		if reason != "" {
+			entry.Reason = reason
+			rep.Kept = append(rep.Kept, entry)
+			continue
+		}
+		if o.Delete {
+			if err := st.Delete(ctx, release, e.Digest); err != nil {
+				return rep, fmt.Errorf("deleting %s: %w", e.Digest, err)
+			}
+			log.Info("gc: deleted manifest", "release", release, "digest", e.Digest, "generation", e.Generation)
+		}
+		rep.Deleted = append(rep.Deleted, entry)
+	}
+	return rep, nil
+}
+
+// Retained is one readable manifest of a release and why GC's rules keep
+// it.
+type Retained struct {
+	Digest     manifest.Digest
+	Generation int64
+	Manifest   *manifest.Manifest
+	// Reason is why the manifest is kept (KeptLive, KeptNewest, ...), or ""
+	// when no rule keeps it.
+	Reason string
+}
+
+// Unreadable is a stored manifest that could not be read, and why.
+type Unreadable struct {
+	Digest manifest.Digest
+	Err    error
+}
+
+// Retain applies GC's rules (o's Keep, InUse and Running; Delete and
+// Logger aside) to a release as the store holds it now: every readable
+// manifest, newest first (by generation, then creation time, then
+// digest), each with the reason it is kept or "", and the manifests that
+// could not be read. A manifest deleted while it runs is
+// left out. It deletes nothing: GC and cdn prune (package prune) decide
+// on it, calling Recheck before each delete. A damaged channel pointer is
+// an error: what is live cannot be known.
+func Retain(ctx context.Context, st manifest.Store, release string, o GCOptions) ([]Retained, []Unreadable, error) {
 	if o.Keep < 0 {
-		return nil, &verdict.OptionError{Option: "Keep", Reason: "must not be negative"}
+		return nil, nil, &verdict.OptionError{Option: "Keep", Reason: "must not be negative"}
 	}
 	ds, err := st.List(ctx, release)
 	if err != nil {
-		return nil, fmt.Errorf("listing manifests of %s: %w", release, err)
+		return nil, nil, fmt.Errorf("listing manifests of %s: %w", release, err)
 	}
-	rep := &GCReport{Release: release, DryRun: !o.Delete, Deleted: []GCEntry{}, Kept: []GCEntry{}}
-	type stored struct {
-		d   manifest.Digest
-		gen int64
-		m   *manifest.Manifest
-	}
-	var all []stored
+	var all []Retained
+	var unread []Unreadable
 	for _, d := range ds {
 		s, err := st.Get(ctx, release, d)
 		if errors.Is(err, manifest.ErrNotFound) {
 			continue // deleted meanwhile
 		}
 		if err != nil {
-			log.Warn("gc: unreadable manifest kept", "digest", d, "err", err)
-			rep.Kept = append(rep.Kept, GCEntry{Digest: d, Reason: KeptNoRead})
+			unread = append(unread, Unreadable{Digest: d, Err: err})
 			continue
 		}
-		all = append(all, stored{d, s.Manifest.Release.Generation, s.Manifest})
+		all = append(all, Retained{Digest: d, Generation: s.Manifest.Release.Generation, Manifest: s.Manifest})
 	}
 	sort.Slice(all, func(i, j int) bool {
-		if all[i].gen != all[j].gen {
-			return all[i].gen > all[j].gen
+		if all[i].Generation != all[j].Generation {
+			return all[i].Generation > all[j].Generation
 		}
-		if !all[i].m.Release.CreatedAt.Equal(all[j].m.Release.CreatedAt) {
-			return all[i].m.Release.CreatedAt.After(all[j].m.Release.CreatedAt)
+		if !all[i].Manifest.Release.CreatedAt.Equal(all[j].Manifest.Release.CreatedAt) {
+			return all[i].Manifest.Release.CreatedAt.After(all[j].Manifest.Release.CreatedAt)
 		}
-		return all[i].d.String() < all[j].d.String()
+		return all[i].Digest.String() < all[j].Digest.String()
 	})
 	inUse := map[manifest.Digest]bool{}
 	for _, d := range o.InUse {
@@ -149,36 +205,27 @@ func GC(ctx context.Context, st manifest.Store, release string, o GCOptions) (*G
 	}
 	live, floor, err := liveSet(ctx, st, release)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	// Oldest first, so that an interrupted gc has taken the least useful.
-	for i := len(all) - 1; i >= 0; i-- {
-		e := all[i]
-		entry := GCEntry{Digest: e.d, Generation: e.gen}
-		reason := keepReason(i < o.Keep, held(e.m, e.d), live, floor, e.d, e.gen)
-		if reason == "" && o.Delete {
-			// Decide again on what the channels say now.
-			if live, floor, err = liveSet(ctx, st, release); err != nil {
-				return rep, err
-			}
-			if r := keepReason(false, "", live, floor, e.d, e.gen); r != "" {
-				reason = KeptRaced
-			}
-		}
-		if reason != "" {
-			entry.Reason = reason
-			rep.Kept = append(rep.Kept, entry)
-			continue
-		}
-		if o.Delete {
-			if err := st.Delete(ctx, release, e.d); err != nil {
-				return rep, fmt.Errorf("deleting %s: %w", e.d, err)
-			}
-			log.Info("gc: deleted manifest", "release", release, "digest", e.d, "generation", e.gen)
-		}
-		rep.Deleted = append(rep.Deleted, entry)
+	for i := range all {
+		all[i].Reason = keepReason(i < o.Keep, held(all[i].Manifest, all[i].Digest), live, floor, all[i].Digest, all[i].Generation)
 	}
-	return rep, nil
+	return all, unread, nil
+}
+
+// Recheck re-reads every channel of release immediately before a delete
+// and says whether the manifest d of generation gen, which Retain found
+// free, is held now: KeptRaced when a channel moved to it or below it
+// while the caller ran, "" when it may still go.
+func Recheck(ctx context.Context, st manifest.Store, release string, d manifest.Digest, gen int64) (string, error) {
+	live, floor, err := liveSet(ctx, st, release)
+	if err != nil {
+		return "", err
+	}
+	if keepReason(false, "", live, floor, d, gen) != "" {
+		return KeptRaced, nil
+	}
+	return "", nil
 }
 
 // keepReason says why a manifest is kept, or "" to delete it; held is

@@ -165,3 +165,32 @@ func checkBucket(b string) error {
 	}
 	return nil
 }
+
+// Overlaps reports whether u and v name the same place or one lies inside
+// the other: the same S3 bucket with one prefix a prefix of the other's
+// segments, or directories one of which (made absolute) contains the
+// other.
+func (u URL) Overlaps(v URL) bool {
+	if u.Scheme != v.Scheme {
+		return false
+	}
+	if u.Scheme == "s3" {
+		return u.Bucket == v.Bucket && within(u.Prefix, v.Prefix, "/")
+	}
+	a, errA := filepath.Abs(u.Dir)
+	b, errB := filepath.Abs(v.Dir)
+	if errA != nil || errB != nil {
+		return true // cannot tell: say they may
+	}
+	return within(a, b, string(filepath.Separator))
+}
+
+// within reports whether a is b, or one is inside the other by whole
+// segments.
+func within(a, b, sep string) bool {
+	if a == "" || b == "" || a == b {
+		return true
+	}
+	ta, tb := strings.TrimSuffix(a, sep)+sep, strings.TrimSuffix(b, sep)+sep
+	return strings.HasPrefix(ta, tb) || strings.HasPrefix(tb, ta)
+}

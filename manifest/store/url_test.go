@@ -82,3 +82,36 @@ func FuzzParseURL(f *testing.F) {
 		}
 	})
 }
+
+func TestOverlaps(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"s3://bkt/site", "s3://bkt/site", true},
+		{"s3://bkt/site", "s3://bkt/site/releases", true},
+		{"s3://bkt/", "s3://bkt/releases", true},
+		{"s3://bkt/site", "s3://bkt/sites", false},
+		{"s3://bkt/site", "s3://cdn/site", false},
+		{"/srv/www", "/srv/www/releases", true},
+		{"/srv/www", "/srv/www", true},
+		{"/srv/www", "/srv/www2", false},
+		{"/", "/srv", true},
+		{"/srv/www", "s3://bkt/srv/www", false},
+	} {
+		a, err := store.ParseURL(tc.a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := store.ParseURL(tc.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.Overlaps(b); got != tc.want {
+			t.Errorf("ParseURL(%q).Overlaps(%q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+		if got := b.Overlaps(a); got != tc.want {
+			t.Errorf("ParseURL(%q).Overlaps(%q) = %v, want %v", tc.b, tc.a, got, tc.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
+	"github.com/lockstep-dev/lockstep/manifest/store"
+	"github.com/lockstep-dev/lockstep/prune"
 	"github.com/lockstep-dev/lockstep/verify/cdn"
 )
 
@@ -57,7 +60,7 @@ func cdnCommand() *cli.Command {
 				formatFlag(cdn.Formats...),
 			),
 			Action: cdnCheck,
-		})
+		}, cdnPruneCommand())
 }
 
 func cdnCheck(c *cli.Context) error {
@@ -131,4 +134,106 @@ func progress(c *cli.Context, what string) func(done, total int) {
 		}
 		bar.Set(done)
 	}
+}
+
+func cdnPruneCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "prune",
+		Usage:     "delete from the CDN's origin the assets no kept generation lists (a dry run unless --yes); never one a live, recent or running generation serves",
+		ArgsUsage: " ",
+		Description: describe("Skew protection: an instance still serving an older generation must never reference an asset that is\n"+
+			"gone. A generation is kept by gc's rules: the newest --keep, every one a channel names or could still move\n"+
+			"to, every one an --in-use fleet report shows running, and, with --older-than, every one created within it.\n"+
+			"An object is deleted only when a generation that is not kept lists it (at its recorded size) and no kept one\n"+
+			"does; an object no manifest lists (an upload whose manifest is not stored yet, an asset of a generation gc\n"+
+			"already deleted) is kept unless --prune-unknown, and so is one modified within --older-than. Before each\n"+
+			"delete the store's manifests, its channels and the object are read again: a publish meanwhile keeps what it\n"+
+			"lists, an object written meanwhile is kept. Every delete is logged. The origin is a directory (file:///DIR\n"+
+			"or a path; symbolic links are never followed or deleted) or s3://BUCKET/PREFIX, as --store.",
+			[]string{
+				"lockstep cdn prune --store s3://releases/web --release web --origin s3://assets/web --keep 5",
+				"lockstep cdn prune --store /srv/releases --release web --origin /srv/www --keep 3 --in-use fleet.json \\\n  --older-than 24h --yes",
+			},
+			exits{
+				0: "pruned (or, without --yes, the dry run's report)",
+				1: "refused: an asset of a kept generation is missing from the origin (skew already there, or the wrong --origin); nothing deleted",
+				2: "bad input (a flag, a store or origin URL, a document that is not a fleet report)",
+				3: "the store, a manifest, the origin or a report could not be read (nothing deleted), or a delete failed",
+			}),
+		Flags: []cli.Flag{
+			storeURLFlag(), storeReleaseFlag(),
+			&cli.StringFlag{Name: "origin", Usage: "the CDN's origin, where the assets are: file:///DIR, a directory, or s3://BUCKET/PREFIX", Required: true},
+			&cli.IntFlag{Name: "keep", Usage: "keep the assets of the newest N generations, whatever else holds", Required: true},
+			inUseFlag("delete the assets of"),
+			&cli.DurationFlag{Name: "older-than", Usage: "keep every generation created, and every object modified, within this (above your pipeline's upload-to-publish time)"},
+			&cli.BoolFlag{Name: "prune-unknown", Usage: "delete objects that no manifest of the release lists, too"},
+			&cli.BoolFlag{Name: "yes", Usage: "delete; without it, only report what would be deleted"},
+			formatFlag("text", "json"),
+		},
+		Action: cdnPrune,
+	}
+}
+
+// pruneFlags are the flags of prune's options.
+var pruneFlags = map[string]string{"Keep": "--keep", "InUse": "--in-use", "Running": "--in-use", "OlderThan": "--older-than"}
+
+func cdnPrune(c *cli.Context) error {
+	f, err := format(c, "text", "json")
+	if err != nil {
+		return err
+	}
+	if c.NArg() > 0 {
+		return usage(fmt.Errorf("cdn prune takes no arguments, got %q", c.Args().First()))
+	}
+	o := prune.Options{
+		GCOptions:    store.GCOptions{Keep: c.Int("keep"), Delete: c.Bool("yes"), Logger: logger(c)},
+		OlderThan:    c.Duration("older-than"),
+		PruneUnknown: c.Bool("prune-unknown"),
+	}
+	if err := addReports(c, &o.GCOptions, unverified); err != nil {
+		return err
+	}
+	origin, err := openOrigin(c, c.String("origin"), c.String("store"))
+	if err != nil {
+		return err
+	}
+	st, err := openStore(c, c.String("store"), nil)
+	if err != nil {
+		return err
+	}
+	r, err := prune.Run(c.Context, st, c.String("release"), origin, o)
+	err = flagged(err, pruneFlags)
+	if r != nil {
+		var werr error
+		if f == "json" {
+			werr = storeJSON(c.App.Writer, r)
+		} else {
+			werr = cdnPruneText(c.App.Writer, r)
+		}
+		if err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+func cdnPruneText(w io.Writer, r *prune.Report) error {
+	verb := "deleted"
+	if r.DryRun {
+		verb = "would delete"
+	}
+	for _, e := range r.Missing {
+		fmt.Fprintf(w, "missing %s of kept generation(s) %v\n", e.Key, e.Generations)
+	}
+	for _, e := range r.Deleted {
+		fmt.Fprintf(w, "%s %s (%d bytes) of generation(s) %v\n", verb, e.Key, e.Size, e.Generations)
+	}
+	for _, e := range r.Kept {
+		fmt.Fprintf(w, "kept %s: %s\n", e.Key, e.Reason)
+	}
+	if r.DryRun && len(r.Deleted) > 0 {
+		_, err := fmt.Fprintln(w, "dry run: pass --yes to delete")
+		return err
+	}
+	return nil
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
 	"github.com/lockstep-dev/lockstep/manifest/s3store"
 	"github.com/lockstep-dev/lockstep/manifest/store"
+	"github.com/lockstep-dev/lockstep/prune"
+	"github.com/lockstep-dev/lockstep/prune/s3origin"
 )
 
 // This file is where flags become clients, as ctr's NewClient: the shared
@@ -138,6 +140,30 @@ func openStore(c *cli.Context, url string, client *transport.Client) (manifest.S
 		return s3store.New(api, u.Bucket, u.Prefix, s3store.WithLogger(logger(c)))
 	}
 	return filestore.New(u.Dir, filestore.WithLogger(logger(c)))
+}
+
+// openOrigin is the one origin opener (cdn prune): the directory or S3
+// prefix an --origin URL names, parsed by the store's rules
+// (store.ParseURL; a bad one is a usage error, exit 2), S3 on the same
+// client as openStore's. An origin that is, holds or is inside the
+// manifest store storeURL is a usage error: its manifests are objects no
+// manifest lists.
+func openOrigin(c *cli.Context, url, storeURL string) (prune.Origin, error) {
+	u, err := store.ParseURL(url)
+	if err != nil {
+		return nil, usage(fmt.Errorf("--origin: %w", err))
+	}
+	if su, err := store.ParseURL(storeURL); err == nil && u.Overlaps(su) {
+		return nil, usage(fmt.Errorf("--origin %s overlaps --store %s: the store's files are not assets", u, su))
+	}
+	if u.Scheme == "s3" {
+		api, err := newS3Client(c.Context, nil)
+		if err != nil {
+			return nil, err
+		}
+		return s3origin.New(api, u.Bucket, u.Prefix)
+	}
+	return prune.Dir(u.Dir), nil
 }
 
 // newS3Client is the one place the real S3 client is built: on the AWS

@@ -333,7 +333,7 @@ func gcCommand() *cli.Command {
 		Flags: []cli.Flag{
 			storeURLFlag(), storeReleaseFlag(),
 			&cli.IntFlag{Name: "keep", Usage: "keep the newest N manifests by generation, whatever else holds", Required: true},
-			&cli.StringSliceFlag{Name: "in-use", Usage: "a fleet report (JSON): never delete a \"manifestDigest\" it names, a manifest of an image digest an instance runs, or of a generation an instance runs (or a JSON list of manifest digests); repeatable"},
+			inUseFlag("delete"),
 			&cli.BoolFlag{Name: "yes", Usage: "delete; without it, only report what would be deleted"},
 			formatFlag("text", "json"),
 		},
@@ -343,14 +343,8 @@ func gcCommand() *cli.Command {
 				return err
 			}
 			o := store.GCOptions{Keep: c.Int("keep"), Delete: c.Bool("yes"), Logger: logger(c)}
-			for _, p := range c.StringSlice("in-use") {
-				b, err := regfile.Read(p, maxReportSize)
-				if err != nil {
-					return usage(err)
-				}
-				if err := o.AddReport(b); err != nil {
-					return fmt.Errorf("%s: %w", p, flagged(err, gcFlags))
-				}
+			if err := addReports(c, &o, usage); err != nil {
+				return err
 			}
 			st, err := openStore(c, c.String("store"), nil)
 			if err != nil {
@@ -370,6 +364,28 @@ func gcCommand() *cli.Command {
 			return err
 		},
 	}
+}
+
+// addReports reads every --in-use fleet report into o (gc and cdn prune):
+// a report that cannot be read is unread(err) (gc: a usage error, exit 2;
+// cdn prune: exit 3), one that is not a report a usage error.
+func addReports(c *cli.Context, o *store.GCOptions, unread func(error) error) error {
+	for _, p := range c.StringSlice("in-use") {
+		b, err := regfile.Read(p, maxReportSize)
+		if err != nil {
+			return unread(err)
+		}
+		if err := o.AddReport(b); err != nil {
+			return fmt.Errorf("%s: %w", p, flagged(err, gcFlags))
+		}
+	}
+	return nil
+}
+
+// inUseFlag is gc's and cdn prune's --in-use; del says what they never
+// do ("delete", "delete the assets of").
+func inUseFlag(del string) *cli.StringSliceFlag {
+	return &cli.StringSliceFlag{Name: "in-use", Usage: "a fleet report (JSON): never " + del + " a \"manifestDigest\" it names, a manifest of an image digest an instance runs, or of a generation an instance runs (or a JSON list of manifest digests); repeatable"}
 }
 
 // gcFlags are the flags of gc's options.

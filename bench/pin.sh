@@ -7,9 +7,11 @@
 #
 # Needs docker-registry (scripts/install-deps.sh installs it); installs
 # crane v0.20.7 into .cache/bin when missing. Prints the figures the README
-# quotes.
+# quotes. Each timed run is also a `bench` line (bench/lib.sh) for
+# bench/run.sh; LOCKSTEP_BIN (a binary named lockstep) skips the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 N=${1:-100}
 RUNS=${2:-5}
 CONC=16
@@ -22,8 +24,12 @@ if ! command -v crane >/dev/null; then
 	echo "== installing crane v0.20.7" >&2
 	(cd / && GOBIN=$BIN GOFLAGS=-mod=mod go install github.com/google/go-containerregistry/cmd/crane@v0.20.7)
 fi
-echo "== building lockstep" >&2
-go build -o "$BIN/lockstep" ./cmd/lockstep
+if [ -n "${LOCKSTEP_BIN:-}" ]; then
+	export PATH="$(dirname "$LOCKSTEP_BIN"):$PATH"
+else
+	echo "== building lockstep" >&2
+	go build -o "$BIN/lockstep" ./cmd/lockstep
+fi
 
 REG=$(command -v docker-registry || echo /usr/bin/docker-registry)
 [ -x "$REG" ] || { echo "docker-registry is not installed (scripts/install-deps.sh)" >&2; exit 1; }
@@ -44,7 +50,7 @@ http:
 CONF
 "$REG" serve "$WORK/config.yml" >"$WORK/registry.log" 2>&1 &
 REGPID=$!
-trap 'kill $REGPID 2>/dev/null; wait $REGPID 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'kill $REGPID 2>/dev/null; wait $REGPID 2>/dev/null || true; rm -rf "$WORK"' EXIT
 for _ in $(seq 100); do
 	curl -fsS "http://$HOST/v2/" >/dev/null 2>&1 && break
 	sleep 0.1
@@ -86,6 +92,10 @@ for _ in $(seq "$RUNS"); do
 	T_LS1+=("$(wall lockstep pin --cache "$CACHE" --concurrency 1 "${REFS[@]}")")
 	T_LSC+=("$(wall lockstep pin --cache "" --concurrency "$CONC" "${REFS[@]}")")
 	T_CR+=("$(wall crane_loop)")
+	sample pin-warm lockstep "${T_LS[-1]}" s "lockstep pin of $N tags, warm cache, concurrency $CONC"
+	sample pin-warm anchor "${T_CR[-1]}" s "a loop of crane digest over $N tags"
+	sample pin-cold lockstep "${T_LSC[-1]}" s "lockstep pin of $N tags, --cache '', concurrency $CONC"
+	sample pin-cold anchor "${T_CR[-1]}" s "a loop of crane digest over $N tags"
 done
 read -r LS_BEST LS_MED < <(stats "${T_LS[@]}")
 read -r LS1_BEST LS1_MED < <(stats "${T_LS1[@]}")

@@ -22,24 +22,23 @@ func Parse(data []byte) (*Manifest, error) {
 	if len(data) > MaxSize {
 		return nil, invalid("", "document is %d bytes, over the %d byte limit", len(data), MaxSize)
 	}
-	if err := checkStructure(data); err != nil {
-		return nil, err
-	}
-	// One decode: a document that decodes has its apiVersion and kind in
-	// m, as the head below would read them (duplicate keys are refused
-	// above). Only a document that does not decode is read a second time,
-	// so that a wrong version or kind is named before what does not fit.
+	// One decode. A document that decodes whole, with nothing but white
+	// space after it, is what json.Valid accepts, so the structure pass
+	// need not scan it again; and its apiVersion and kind are in m, as the
+	// head would read them (duplicate keys are refused by the pass). A
+	// document that does not decode takes the checks in their order of
+	// precedence (parseError), so its error is the same as ever.
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m Manifest
-	if err := dec.Decode(&m); err != nil {
-		if herr := checkHead(data); herr != nil {
-			return nil, herr
-		}
-		if fe := fieldError(data); fe != nil {
-			return nil, fe
-		}
-		return nil, decodeError(err)
+	if err := dec.Decode(&m); err != nil || len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) > 0 {
+		return nil, parseError(data, err)
+	}
+	if err := checkText(data); err != nil {
+		return nil, &ValidationError{Reason: err.Error()}
+	}
+	if err := checkKeys(data); err != nil {
+		return nil, err
 	}
 	if err := checkVersion(m.APIVersion, m.Kind); err != nil {
 		return nil, err
@@ -48,6 +47,25 @@ func Parse(data []byte) (*Manifest, error) {
 		return nil, err
 	}
 	return &m, nil
+}
+
+// parseError is the error of a document that did not decode whole (err
+// from the decoder, nil when data followed the value): the structure's,
+// the version's, a field's, or the decoder's, in that order.
+func parseError(data []byte, err error) error {
+	if serr := checkStructure(data); serr != nil {
+		return serr
+	}
+	if herr := checkHead(data); herr != nil {
+		return herr
+	}
+	if fe := fieldError(data); fe != nil {
+		return fe
+	}
+	if err == nil {
+		return &ValidationError{Reason: "trailing data after the manifest"}
+	}
+	return decodeError(err)
 }
 
 // checkHead reads the apiVersion and kind alone and checks them.
@@ -127,6 +145,12 @@ func checkStructure(data []byte) error {
 		}
 		return &ValidationError{Reason: "malformed JSON", Err: err}
 	}
+	return checkKeys(data)
+}
+
+// checkKeys is checkStructure's pass over the bytes of a document that is
+// valid JSON: depth, duplicate keys, keys in another case.
+func checkKeys(data []byte) error {
 	// An object's keys are slices of data (decoded only when escaped),
 	// compared one by one up to smallObject keys and in a map past that;
 	// a popped frame's slices are reused. The path is built only for an

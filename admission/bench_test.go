@@ -83,9 +83,13 @@ func BenchmarkAdmit(b *testing.B) {
 	})
 
 	b.Run("cli", func(b *testing.B) {
-		bin := filepath.Join(b.TempDir(), "lockstep")
-		if out, err := exec.Command("go", "build", "-o", bin, "github.com/lockstep-dev/lockstep/cmd/lockstep").CombinedOutput(); err != nil {
-			b.Fatalf("building lockstep: %v\n%s", err, out)
+		// bench/run.sh builds the binary once for every benchmark.
+		bin := os.Getenv("LOCKSTEP_BIN")
+		if bin == "" {
+			bin = filepath.Join(b.TempDir(), "lockstep")
+			if out, err := exec.Command("go", "build", "-o", bin, "github.com/lockstep-dev/lockstep/cmd/lockstep").CombinedOutput(); err != nil {
+				b.Fatalf("building lockstep: %v\n%s", err, out)
+			}
 		}
 		stateDir := filepath.Join(b.TempDir(), "state")
 		var lat []time.Duration

@@ -1,15 +1,32 @@
 #!/bin/sh
 # The boot gate's benchmark: a manifest of 500 assets, 50 served by the
 # probed page, on loopback nginx (CDN and app) and a fake Docker daemon;
-# p50 and p99 over 100 checks, and the requests sent per check, in process
-# (admission.Check) and through the lockstep binary (process start
-# included). Needs nginx (scripts/install-deps.sh installs it).
+# p50 and p99 over RUNS checks, and the requests sent per check, through
+# the lockstep binary (process start included) against the same check in
+# process (admission.Check, the anchor), in ROUNDS interleaved rounds.
+# Needs nginx (scripts/install-deps.sh installs it).
 #
-#   bench/admit.sh            100 checks each
-#   RUNS=300 bench/admit.sh
+#   bench/admit.sh            ROUNDS=5 RUNS=100
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 RUNS=${RUNS:-100}
+ROUNDS=${ROUNDS:-5}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+LOCKSTEP_BIN=$(lockstep_bin "$tmp")
+export LOCKSTEP_BIN
+go test -c -o "$tmp/admission.test" ./admission/
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-go test -run '^$' -bench '^BenchmarkAdmit$' -benchtime "${RUNS}x" -count 1 ./admission/ |
-	awk '/^Benchmark/ { printf "%-28s p50 %8s ms   p99 %8s ms   %s requests/check\n", $1, $5, $7, $9 }'
+# one VARIANT ROLE: one round of RUNS checks; the p50 as a sample line, the
+# whole figure as a comment.
+one() {
+	"$tmp/admission.test" -test.run '^$' -test.bench "^BenchmarkAdmit\$/^$1\$" -test.benchtime "${RUNS}x" -test.count 1 |
+		awk -v role="$2" -v runs="$RUNS" '/^Benchmark/ {
+			printf "# %-28s p50 %8s ms   p99 %8s ms   %s requests/check\n", $1, $5, $7, $9
+			printf "bench admit %s %s ms %s, p50 of %d checks\n", role, $5, $1, runs }'
+}
+for _ in $(seq "$ROUNDS"); do
+	one cli lockstep
+	one in-process anchor
+done

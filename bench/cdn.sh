@@ -6,8 +6,14 @@
 #
 #   bench/cdn.sh [N]          N assets (default 10000)
 #   CONCURRENCY=64 RUNS=3     lockstep's --concurrency; best of RUNS
+#   QUICK=1                   no wrk, hey or --full run (bench/run.sh's test)
+# lockstep and curl take turns, run after run; each run is also a `bench`
+# line (bench/lib.sh) for bench/run.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
+exec 3>&1
+QUICK=${QUICK:-0}
 N=${1:-10000}
 CONCURRENCY=${CONCURRENCY:-64}
 RUNS=${RUNS:-3}
@@ -24,7 +30,7 @@ cleanup() { [ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null; wait 2>/dev/nu
 trap cleanup EXIT
 
 echo "== building lockstep" >&2
-go build -o "$DIR/lockstep" ./cmd/lockstep
+LOCKSTEP=$(lockstep_bin "$DIR")
 
 echo "== generating $N assets" >&2
 mkdir -p "$DIR/root" "$DIR/nginx/logs" "$DIR/nginx/tmp"
@@ -53,7 +59,7 @@ paste -d' ' "$DIR/sums" "$DIR/sizes" | awk -v base="$BASE/" -v fp="$FINGERPRINT"
 	BEGIN { printf "{\"apiVersion\":\"lockstep.dev/v1\",\"kind\":\"ReleaseManifest\",\"release\":{\"name\":\"bench\",\"generation\":1,\"createdAt\":\"2026-12-01T00:00:00Z\"},\"images\":[],\"assets\":{\"cdn\":[\"%s\"],\"files\":[", base }
 	{ printf "%s{\"path\":\"%s\",\"size\":%d,\"sha256\":\"%s\"}", (NR > 1 ? "," : ""), $2, $3, $1 }
 	END { printf "],\"fingerprint\":\"sha256:%s\"}}\n", fp }' >"$DIR/manifest.json"
-"$DIR/lockstep" --log-level error cdn check --manifest "$DIR/manifest.json" --sample 1 >/dev/null 2>&1 || true
+"$LOCKSTEP" --log-level error cdn check --manifest "$DIR/manifest.json" --sample 1 >/dev/null 2>&1 || true
 awk -v base="$BASE" '{ printf "url = \"%s/%s\"\noutput = \"/dev/null\"\n", base, $2 }' "$DIR/sums" >"$DIR/curl.conf"
 
 echo "== starting nginx on $BASE" >&2
@@ -87,40 +93,48 @@ curl -s --no-progress-meter --parallel --parallel-max 64 -I -K "$DIR/curl.conf" 
 # wrk cannot do HEAD (its parser waits for the body a HEAD response
 # announces), so it GETs one ~2 KiB asset: a little more work per request
 # for nginx than a HEAD. hey's HEAD rate is printed beside it.
-echo "== wrk (GET, 2 threads, 64 connections, 5 s)" >&2
-WRK_RPS=$(wrk -t2 -c64 -d5s "$BASE/static/1/asset-00001.js" | awk '/Requests\/sec/ { print $2 }')
-HEY_RPS=0
-if command -v hey >/dev/null; then
+WRK_RPS=0 HEY_RPS=0
+if [ "$QUICK" != 1 ]; then
+	echo "== wrk (GET, 2 threads, 64 connections, 5 s)" >&2
+	WRK_RPS=$(wrk -t2 -c64 -d5s "$BASE/static/1/asset-00001.js" | awk '/Requests\/sec/ { print $2 }')
+fi
+if [ "$QUICK" != 1 ] && command -v hey >/dev/null; then
 	echo "== hey (HEAD, 64 connections, 5 s)" >&2
 	HEY_RPS=$(hey -z 5s -c 64 -m HEAD "$BASE/static/1/asset-00001.js" | awk '/Requests\/sec/ { print $2 }')
 fi
 
 best() { sort -n | head -1; }
-echo "== lockstep cdn check ($RUNS runs, --concurrency $CONCURRENCY)" >&2
+echo "== lockstep cdn check (--concurrency $CONCURRENCY) and curl --parallel --parallel-max 64 -I, $RUNS runs each, in turn" >&2
 : >"$DIR/ls.times"
 : >"$DIR/ls.check"
+: >"$DIR/curl.times"
+secs() { echo "scale=4; ($(now_ns) - $1) / 1000000000" | bc; } # T0: seconds since, to 0.1 ms
 for _ in $(seq "$RUNS"); do
-	"$TIME" -f '%e %M' -o "$DIR/time.out" "$DIR/lockstep" --log-level error cdn check --manifest "$DIR/manifest.json" \
+	t0=$(now_ns)
+	"$TIME" -f '%e %M' -o "$DIR/time.out" "$LOCKSTEP" --log-level error cdn check --manifest "$DIR/manifest.json" \
 		--concurrency "$CONCURRENCY" --format json >"$DIR/report.json"
+	t=$(secs "$t0")
 	cat "$DIR/time.out" >>"$DIR/ls.times"
 	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["durationNanos"] / 1e9)' "$DIR/report.json" >>"$DIR/ls.check"
+	sample "cdn-$N" lockstep "$t" s "lockstep cdn check, $N HEADs, process included" >&3
+	t0=$(now_ns)
+	"$TIME" -f '%e %M' -o "$DIR/time.out" curl -s --no-progress-meter --parallel --parallel-max 64 -I -K "$DIR/curl.conf" >/dev/null 2>&1
+	t=$(secs "$t0")
+	cat "$DIR/time.out" >>"$DIR/curl.times"
+	sample "cdn-$N" anchor "$t" s "curl --parallel --parallel-max 64 -I, $N HEADs" >&3
 done
 LS_WALL=$(cut -d' ' -f1 "$DIR/ls.times" | best)
 LS_CHECK=$(best <"$DIR/ls.check")
 LS_RSS=$(cut -d' ' -f2 "$DIR/ls.times" | sort -n | tail -1)
 LS_OK=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; print(s["ok"], s["requests"], s["retries"])' "$DIR/report.json")
 
-echo "== lockstep cdn check --full" >&2
-"$TIME" -f '%e %M' -o "$DIR/time.out" "$DIR/lockstep" --log-level error cdn check --manifest "$DIR/manifest.json" \
-	--concurrency "$CONCURRENCY" --full --format json >/dev/null
-FULL_WALL=$(cut -d' ' -f1 "$DIR/time.out"); FULL_RSS=$(cut -d' ' -f2 "$DIR/time.out")
-
-echo "== curl --parallel --parallel-max 64 -I ($RUNS runs)" >&2
-: >"$DIR/curl.times"
-for _ in $(seq "$RUNS"); do
-	"$TIME" -f '%e %M' -o "$DIR/time.out" curl -s --no-progress-meter --parallel --parallel-max 64 -I -K "$DIR/curl.conf" >/dev/null 2>&1
-	cat "$DIR/time.out" >>"$DIR/curl.times"
-done
+FULL_WALL=0 FULL_RSS=0
+if [ "$QUICK" != 1 ]; then
+	echo "== lockstep cdn check --full" >&2
+	"$TIME" -f '%e %M' -o "$DIR/time.out" "$LOCKSTEP" --log-level error cdn check --manifest "$DIR/manifest.json" \
+		--concurrency "$CONCURRENCY" --full --format json >/dev/null
+	FULL_WALL=$(cut -d' ' -f1 "$DIR/time.out"); FULL_RSS=$(cut -d' ' -f2 "$DIR/time.out")
+fi
 CURL_WALL=$(cut -d' ' -f1 "$DIR/curl.times" | best)
 
 python3 - "$N" "$WRK_RPS" "$HEY_RPS" "$LS_CHECK" "$LS_WALL" "$LS_RSS" "$CURL_WALL" "$FULL_WALL" "$FULL_RSS" $LS_OK <<'PY'
@@ -135,7 +149,7 @@ print(f"| assets checked (HEAD) | {n} ({ok} ok, {req} requests, {retries} retrie
 print(f"| `lockstep cdn check` wall time (process, manifest parse included) | {ls:.2f} s ({rate:,.0f} assets/s) | |")
 print(f"| the check itself (`summary.durationNanos`) | {check:.2f} s ({crate:,.0f} assets/s) | |")
 print(f"| wrk GET rate, same server (hey HEAD rate) | {wrk:,.0f} req/s ({hey:,.0f} req/s) | |")
-print(f"| lockstep rate / wrk rate (process; check only) | {100 * rate / wrk:.0f}%; {100 * crate / wrk:.0f}% | ≥ 50% |")
+print(f"| lockstep rate / wrk rate (process; check only) | {100 * rate / wrk:.0f}%; {100 * crate / wrk:.0f}% | ≥ 50% |" if wrk else "| lockstep rate / wrk rate | not run (QUICK=1) | ≥ 50% |")
 print(f"| `curl --parallel --parallel-max 64 -I` wall time | {curl:.2f} s | |")
 print(f"| lockstep speed-up over curl | {curl / ls:.2f}× | ≥ 1.5× |")
 print(f"| peak RSS (HEAD) | {rss / 1024:.0f} MiB | |")

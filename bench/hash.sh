@@ -7,11 +7,14 @@
 # lockstep is timed twice: `lockstep record` with no images (the whole
 # command: start, walk, hash, encode, write) and the library alone
 # (BenchmarkHash). Each figure is the best of RUNS runs: the machine is
-# shared, and the best run is the one least disturbed.
+# shared, and the best run is the one least disturbed. The variants take
+# turns, round after round, and each run of `lockstep record` and of
+# sha256sum is also a `bench` line (bench/lib.sh) for bench/run.sh.
 # Targets: ≥ 3× sha256sum, ≥ 70% of the limit.
 #   bench/hash.sh [DIR]      (RUNS=3 FILES=20000 BYTES=1073741824)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 DIR=${1:-/tmp/lockstep-bench-hash}
 RUNS=${RUNS:-3}
 FILES=${FILES:-20000}
@@ -29,20 +32,24 @@ total=$(find "$DIR" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
 echo "hash.sh: warming the page cache" >&2
 find "$DIR" -type f -print0 | xargs -0 cat >/dev/null
 
-go build -o "$work/lockstep" ./cmd/lockstep
+if [ -n "${LOCKSTEP_BIN:-}" ]; then ln -s "$LOCKSTEP_BIN" "$work/lockstep"; else go build -o "$work/lockstep" ./cmd/lockstep; fi
 go test -c -o "$work/assets.test" ./manifest/assets
 
-# measure NAME CMD...: RUNS runs; keeps the best wall time and the CPU
-# seconds (user + sys) of that run in $work/NAME.
+# measure NAME CMD...: one run; keeps the best wall time so far and the CPU
+# seconds (user + sys) of that run in $work/NAME, and prints the run's
+# wall time as a bench line when $ROLE is set.
 measure() {
   local name=$1; shift
   local best="" line
-  for _ in $(seq "$RUNS"); do
-    /usr/bin/time -f "%e %U %S" -o "$work/time" bash -c "$*" >/dev/null 2>"$work/stderr" || { cat "$work/stderr" >&2; exit 1; }
-    line=$(tail -1 "$work/time")
-    if [ -z "$best" ] || [ "$(echo "${line%% *} < ${best%% *}" | bc -l)" = 1 ]; then best=$line; fi
-  done
+  [ -f "$work/$name" ] && best=$(cat "$work/$name")
+  local t0
+  t0=$(now_ns)
+  /usr/bin/time -f "%e %U %S" -o "$work/time" bash -c "$*" >/dev/null 2>"$work/stderr" || { cat "$work/stderr" >&2; exit 1; }
+  t0=$(echo "scale=4; ($(now_ns) - $t0) / 1000000000" | bc)
+  line=$(tail -1 "$work/time")
+  if [ -z "$best" ] || [ "$(echo "${line%% *} < ${best%% *}" | bc -l)" = 1 ]; then best=$line; fi
   echo "$best" >"$work/$name"
+  if [ -n "${ROLE:-}" ]; then sample hash "$ROLE" "$t0" s "$LABEL"; fi
 }
 sha256sum_one() { find "$DIR" -type f -print0 | xargs -0 -P1 sha256sum; }
 lockstep_record() {
@@ -57,14 +64,13 @@ sum256() { # 1 MiB blocks, one core: 1 + 2000 iterations
 
 export DIR work
 export -f sha256sum_one lockstep_record library sum256
-echo "hash.sh: timing sha256sum (one process), $RUNS runs" >&2
-measure sha256sum sha256sum_one
-echo "hash.sh: timing lockstep record, $RUNS runs" >&2
-measure record lockstep_record
-echo "hash.sh: timing the library (BenchmarkHash), $RUNS runs" >&2
-measure library library
-echo "hash.sh: Go's single-core SHA-256 (BenchmarkSHA256), $RUNS runs" >&2
-measure sha sum256
+echo "hash.sh: timing lockstep record, sha256sum (one process), the library (BenchmarkHash) and Go's single-core SHA-256 (BenchmarkSHA256), $RUNS rounds" >&2
+for _ in $(seq "$RUNS"); do
+  ROLE=lockstep LABEL="lockstep record of $FILES files, $BYTES bytes" measure record lockstep_record
+  ROLE=anchor LABEL="sha256sum (one process) of the same files" measure sha256sum sha256sum_one
+  measure library library
+  measure sha sum256
+done
 
 files=$(grep -o '"path"' "$work/m.json" | wc -l)
 # The library's wall time is BenchmarkHash's best ns/op; its CPU time is a

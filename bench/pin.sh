@@ -8,9 +8,12 @@
 # Needs docker-registry (scripts/install-deps.sh installs it); installs
 # crane into .cache/bin when missing or another version, at the version
 # scripts/install-deps.sh pins (CRANE_VERSION, v0.21.0). Prints the figures
-# docs/benchmarks.md quotes.
+# docs/benchmarks.md quotes. Each timed run is also a `bench` line
+# (bench/lib.sh) for bench/run.sh; LOCKSTEP_BIN (a binary named lockstep)
+# skips the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 N=${1:-100}
 RUNS=${2:-5}
 CONC=16
@@ -25,8 +28,12 @@ if ! crane version 2>/dev/null | grep -qx "$CRANE_VERSION"; then
 	echo "== installing crane $CRANE_VERSION" >&2
 	(cd / && GOBIN=$BIN GOFLAGS=-mod=mod go install "github.com/google/go-containerregistry/cmd/crane@$CRANE_VERSION")
 fi
-echo "== building lockstep" >&2
-go build -o "$BIN/lockstep" ./cmd/lockstep
+if [ -n "${LOCKSTEP_BIN:-}" ]; then
+	export PATH="$(dirname "$LOCKSTEP_BIN"):$PATH"
+else
+	echo "== building lockstep" >&2
+	go build -o "$BIN/lockstep" ./cmd/lockstep
+fi
 
 REG=$(command -v docker-registry || echo /usr/bin/docker-registry)
 [ -x "$REG" ] || { echo "docker-registry is not installed (scripts/install-deps.sh)" >&2; exit 1; }
@@ -47,7 +54,7 @@ http:
 CONF
 "$REG" serve "$WORK/config.yml" >"$WORK/registry.log" 2>&1 &
 REGPID=$!
-trap 'kill $REGPID 2>/dev/null; wait $REGPID 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'kill $REGPID 2>/dev/null; wait $REGPID 2>/dev/null || true; rm -rf "$WORK"' EXIT
 for _ in $(seq 100); do
 	curl -fsS "http://$HOST/v2/" >/dev/null 2>&1 && break
 	sleep 0.1
@@ -89,6 +96,10 @@ for _ in $(seq "$RUNS"); do
 	T_LS1+=("$(wall lockstep pin --cache "$CACHE" --concurrency 1 "${REFS[@]}")")
 	T_LSC+=("$(wall lockstep pin --cache "" --concurrency "$CONC" "${REFS[@]}")")
 	T_CR+=("$(wall crane_loop)")
+	sample pin-warm lockstep "${T_LS[-1]}" s "lockstep pin of $N tags, warm cache, concurrency $CONC"
+	sample pin-warm anchor "${T_CR[-1]}" s "a loop of crane digest over $N tags"
+	sample pin-cold lockstep "${T_LSC[-1]}" s "lockstep pin of $N tags, --cache '', concurrency $CONC"
+	sample pin-cold anchor "${T_CR[-1]}" s "a loop of crane digest over $N tags"
 done
 read -r LS_BEST LS_MED < <(stats "${T_LS[@]}")
 read -r LS1_BEST LS1_MED < <(stats "${T_LS1[@]}")

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -41,6 +42,20 @@ func BenchmarkCheckStructure10k(b *testing.B) {
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
 		if err := checkStructure(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkUnmarshal10k is bench/parse.sh's anchor: one plain json.Unmarshal
+// of the same document, the floor of one pass of encoding/json (no strict
+// checks, no validation, no digest).
+func BenchmarkUnmarshal10k(b *testing.B) {
+	raw := manifest10k(b)
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		var m Manifest
+		if err := json.Unmarshal(raw, &m); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -144,6 +145,11 @@ func TestParseNamesTheField(t *testing.T) {
 		return strings.Replace(s, old, new, 1)
 	}
 	withSource := rep(`"release":{`, `"release":{"source":{"commit":"a","repository":"r"},`)
+	// 20 distinct keys: past the keys checkStructure compares one by one.
+	var manyKeys string
+	for i := range 20 {
+		manyKeys += fmt.Sprintf(`"x%02d":1,`, i)
+	}
 	tests := []struct {
 		name, doc, field, reason string
 	}{
@@ -165,6 +171,9 @@ func TestParseNamesTheField(t *testing.T) {
 		{"duplicate key in a platform", rep(`"os":"linux"`, `"os":"linux","os":"linux"`), "images[0].platforms[0].os", "duplicate key"},
 		{"duplicate key in assets", rep(`"cdn":`, `"cdn":[],"cdn":`), "assets.cdn", "duplicate key"},
 		{"duplicate key in a file", rep(`"path":"index.html"`, `"path":"index.html","path":"other.html"`), "assets.files[1].path", "duplicate key"},
+		{"duplicate key, escaped", rep(`"kind":`, `"kind":"ReleaseManifest","\u006bind":`), "kind", "duplicate key"},
+		{"duplicate key in an object of many keys", rep(`"kind":`, manyKeys+`"x05":2,"kind":`), "x05", "duplicate key"},
+		{"duplicate key, the last of many", rep(`"kind":`, manyKeys+`"x19":2,"kind":`), "x19", "duplicate key"},
 		// The document as a whole.
 		{"trailing object", s + `{}`, "", "trailing data"},
 		{"trailing garbage", s + " x", "", "trailing data"},

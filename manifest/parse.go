@@ -22,35 +22,72 @@ func Parse(data []byte) (*Manifest, error) {
 	if len(data) > MaxSize {
 		return nil, invalid("", "document is %d bytes, over the %d byte limit", len(data), MaxSize)
 	}
-	if err := checkStructure(data); err != nil {
-		return nil, err
-	}
-	var head struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, &ValidationError{Reason: "not a JSON object", Err: err}
-	}
-	if head.APIVersion != APIVersion {
-		return nil, invalid("apiVersion", "%q is not a known version (want %q)", head.APIVersion, APIVersion)
-	}
-	if head.Kind != Kind {
-		return nil, invalid("kind", "%q is not %q", head.Kind, Kind)
-	}
+	// One decode. A document that decodes whole, with nothing but white
+	// space after it, is what json.Valid accepts, so the structure pass
+	// need not scan it again; and its apiVersion and kind are in m, as the
+	// head would read them (duplicate keys are refused by the pass). A
+	// document that does not decode takes the checks in their order of
+	// precedence (parseError), so its error is the same as ever.
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m Manifest
-	if err := dec.Decode(&m); err != nil {
-		if fe := fieldError(data); fe != nil {
-			return nil, fe
-		}
-		return nil, decodeError(err)
+	if err := dec.Decode(&m); err != nil || len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) > 0 {
+		return nil, parseError(data, err)
+	}
+	if err := checkText(data); err != nil {
+		return nil, &ValidationError{Reason: err.Error()}
+	}
+	if err := checkKeys(data); err != nil {
+		return nil, err
+	}
+	if err := checkVersion(m.APIVersion, m.Kind); err != nil {
+		return nil, err
 	}
 	if err := Validate(&m); err != nil {
 		return nil, err
 	}
 	return &m, nil
+}
+
+// parseError is the error of a document that did not decode whole (err
+// from the decoder, nil when data followed the value): the structure's,
+// the version's, a field's, or the decoder's, in that order.
+func parseError(data []byte, err error) error {
+	if serr := checkStructure(data); serr != nil {
+		return serr
+	}
+	if herr := checkHead(data); herr != nil {
+		return herr
+	}
+	if fe := fieldError(data); fe != nil {
+		return fe
+	}
+	if err == nil {
+		return &ValidationError{Reason: "trailing data after the manifest"}
+	}
+	return decodeError(err)
+}
+
+// checkHead reads the apiVersion and kind alone and checks them.
+func checkHead(data []byte) error {
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return &ValidationError{Reason: "not a JSON object", Err: err}
+	}
+	return checkVersion(head.APIVersion, head.Kind)
+}
+
+func checkVersion(apiVersion, kind string) error {
+	if apiVersion != APIVersion {
+		return invalid("apiVersion", "%q is not a known version (want %q)", apiVersion, APIVersion)
+	}
+	if kind != Kind {
+		return invalid("kind", "%q is not %q", kind, Kind)
+	}
+	return nil
 }
 
 // Read reads at most MaxSize bytes from r and parses them. A longer input
@@ -108,22 +145,34 @@ func checkStructure(data []byte) error {
 		}
 		return &ValidationError{Reason: "malformed JSON", Err: err}
 	}
+	return checkKeys(data)
+}
+
+// checkKeys is checkStructure's pass over the bytes of a document that is
+// valid JSON: depth, duplicate keys, keys in another case.
+func checkKeys(data []byte) error {
+	// An object's keys are slices of data (decoded only when escaped),
+	// compared one by one up to smallObject keys and in a map past that;
+	// a popped frame's slices are reused. The path is built only for an
+	// error.
+	const smallObject = 16
 	type frame struct {
 		object bool
-		key    string
+		key    []byte
 		index  int
-		keys   map[string]struct{}
+		keys   [][]byte
+		many   map[string]struct{}
 	}
 	var stack []frame
 	path := func() string {
 		var b strings.Builder
 		for _, f := range stack {
 			switch {
-			case f.object && f.key != "":
+			case f.object && len(f.key) > 0:
 				if b.Len() > 0 {
 					b.WriteByte('.')
 				}
-				b.WriteString(f.key)
+				b.Write(f.key)
 			case !f.object:
 				b.WriteString("[" + strconv.Itoa(f.index) + "]")
 			}
@@ -137,7 +186,12 @@ func checkStructure(data []byte) error {
 			if len(stack) >= maxDepth {
 				return invalid(path(), "nested deeper than %d", maxDepth)
 			}
-			stack = append(stack, frame{object: c == '{'})
+			if n := len(stack); n < cap(stack) {
+				stack = stack[:n+1]
+				stack[n] = frame{object: c == '{', keys: stack[n].keys[:0]}
+			} else {
+				stack = append(stack, frame{object: c == '{'})
+			}
 			expectKey = c == '{'
 		case '}', ']':
 			stack = stack[:len(stack)-1]
@@ -158,24 +212,45 @@ func checkStructure(data []byte) error {
 				}
 			}
 			if expectKey {
-				key := string(data[i+1 : end])
+				key := data[i+1 : end]
 				if escaped {
-					if err := json.Unmarshal(data[i:end+1], &key); err != nil {
+					var k string
+					if err := json.Unmarshal(data[i:end+1], &k); err != nil {
 						return &ValidationError{Field: path(), Reason: "malformed key", Err: err}
 					}
+					key = []byte(k)
 				}
 				top := &stack[len(stack)-1]
-				if top.keys == nil {
-					top.keys = make(map[string]struct{}, 8)
-				}
 				top.key = key
-				if _, dup := top.keys[key]; dup {
+				dup := false
+				if top.many != nil {
+					_, dup = top.many[string(key)]
+				} else {
+					for _, k := range top.keys {
+						if bytes.Equal(k, key) {
+							dup = true
+							break
+						}
+					}
+				}
+				if dup {
 					return invalid(path(), "duplicate key")
 				}
-				if err := checkKey(path(), key); err != nil {
+				if err := checkKey(path, key); err != nil {
 					return err
 				}
-				top.keys[key] = struct{}{}
+				switch {
+				case top.many != nil:
+					top.many[string(key)] = struct{}{}
+				case len(top.keys) < smallObject:
+					top.keys = append(top.keys, key)
+				default:
+					top.many = make(map[string]struct{}, 2*smallObject)
+					for _, k := range top.keys {
+						top.many[string(k)] = struct{}{}
+					}
+					top.many[string(key)] = struct{}{}
+				}
 				expectKey = false
 			}
 			i = end

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Two gaps of encoding/json that Parse closes here:
@@ -49,9 +50,23 @@ var knownKeys = func() map[string]string {
 
 // checkKey refuses a key that is a spelling, in another case, of a key of
 // the format. Unknown keys are left to the decoder.
-func checkKey(path, key string) error {
-	if want, ok := knownKeys[strings.ToLower(key)]; ok && want != key {
-		return invalid(path, "unknown field (keys are case-sensitive: %q)", want)
+func checkKey(path func() string, key []byte) error {
+	lower := true // ASCII and no upper case: its own lower case, no copy
+	for _, c := range key {
+		if c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			lower = false
+			break
+		}
+	}
+	var want string
+	var ok bool
+	if lower {
+		want, ok = knownKeys[string(key)]
+	} else {
+		want, ok = knownKeys[strings.ToLower(string(key))]
+	}
+	if ok && want != string(key) {
+		return invalid(path(), "unknown field (keys are case-sensitive: %q)", want)
 	}
 	return nil
 }

@@ -1,0 +1,24 @@
+# bench/lib.sh: what the bench scripts share (sourced, not run).
+#
+# sample NAME ROLE VALUE UNIT LABEL prints one measurement as the line that
+# bench/run.sh collects:
+#
+#	bench NAME ROLE VALUE UNIT LABEL
+#
+# NAME is the benchmark (a row of bench/run.sh's table), ROLE is `lockstep`
+# (what is measured) or `anchor` (what it is compared with), VALUE a number
+# in UNIT (ms, s, us), LABEL the rest of the line, what ran. A script that
+# compares interleaves its variants (A B A B ...) so that both share the
+# machine's changing load, and prints one line per variant per round.
+sample() { printf 'bench %s %s %s %s %s\n' "$1" "$2" "$3" "$4" "$5"; }
+
+# now_ns prints the time in nanoseconds; ms_since T0 the milliseconds since.
+now_ns() { date +%s%N; }
+ms_since() { echo "scale=3; ($(date +%s%N) - $1) / 1000000" | bc; }
+
+# lockstep_bin DIR prints the lockstep binary to measure: $LOCKSTEP_BIN when
+# bench/run.sh built one, else a fresh build in DIR.
+lockstep_bin() {
+	if [ -n "${LOCKSTEP_BIN:-}" ]; then echo "$LOCKSTEP_BIN"; return; fi
+	go build -o "$1/lockstep" ./cmd/lockstep && echo "$1/lockstep"
+}

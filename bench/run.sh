@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# bench/run.sh: the figures of docs/benchmarks.md in one run. Each
+# benchmark runs against its anchor, interleaved (lockstep, anchor,
+# lockstep, anchor ... for ROUNDS rounds, so that both share the machine's
+# changing load); at the end it prints, per benchmark, min and median of
+# each side and the ratio of the medians (lockstep / anchor: below 1,
+# lockstep is faster), with the load average at the start and at the end.
+#
+#	benchmark  lockstep                              anchor
+#	start      lockstep version                      crane version
+#	admit      lockstep admit (process)              admission.Check in process
+#	parse      manifest.Parse, 10,000 assets         json.Unmarshal of the same bytes
+#	cdn-N      lockstep cdn check, N HEADs on nginx  curl --parallel --parallel-max 64 -I
+#	pin-warm   lockstep pin of 100 tags (cache)      a loop of crane digest
+#	pin-cold   lockstep pin --cache ''               a loop of crane digest
+#	hash       lockstep record, 1 GiB, 20,000 files  sha256sum (one process)
+#
+# The scripts it runs (bench/start.sh, admit.sh, parse.sh, cdn.sh, pin.sh,
+# hash.sh) each print one `bench` line per run (bench/lib.sh); their own
+# tables go to OUT/NAME.log. lockstep is built once for all of them.
+#
+#   bench/run.sh              ROUNDS=5 CDN_SIZES="1000 10000 100000" OUT=a new directory
+#   QUICK=1 bench/run.sh      each benchmark once on small inputs: checks that
+#                             the runner works end to end, measures nothing
+set -euo pipefail
+cd "$(dirname "$0")/.."
+QUICK=${QUICK:-0}
+ROUNDS=${ROUNDS:-5}
+CDN_SIZES=${CDN_SIZES:-1000 10000 100000}
+PIN_TAGS=100 ADMIT_RUNS=100 STARTS=20 BENCHTIME=1s
+HASH_FILES=20000 HASH_BYTES=1073741824 HASH_DIR=/tmp/lockstep-bench-hash
+OUT=${OUT:-$(mktemp -d /tmp/lockstep-bench-run.XXXXXX)}
+mkdir -p "$OUT"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if [ "$QUICK" = 1 ]; then
+	ROUNDS=1 CDN_SIZES=200 PIN_TAGS=3 ADMIT_RUNS=2 STARTS=2 BENCHTIME=2x
+	HASH_FILES=50 HASH_BYTES=1048576 HASH_DIR=$tmp/tree
+fi
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+load_start=$(load) started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+
+echo "== building lockstep" >&2
+mkdir -p "$tmp/bin"
+go build -o "$tmp/bin/lockstep" ./cmd/lockstep
+export LOCKSTEP_BIN=$tmp/bin/lockstep
+
+: >"$OUT/samples"
+run() { # LOG SCRIPT ARGS...: runs a bench script, keeps its bench lines
+	local log=$1; shift
+	echo "== $*" >&2
+	if ! "$@" >"$OUT/$log.log" 2>"$OUT/$log.err"; then
+		echo "bench/run.sh: $* failed:" >&2
+		tail -20 "$OUT/$log.err" >&2
+		exit 1
+	fi
+	grep '^bench ' "$OUT/$log.log" >>"$OUT/samples" || { echo "bench/run.sh: $* printed no bench line" >&2; exit 1; }
+}
+ROUNDS=$ROUNDS STARTS=$STARTS run start bench/start.sh
+ROUNDS=$ROUNDS RUNS=$ADMIT_RUNS run admit bench/admit.sh
+ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run parse bench/parse.sh
+for n in $CDN_SIZES; do RUNS=$ROUNDS QUICK=$QUICK run "cdn-$n" bench/cdn.sh "$n"; done
+run pin bench/pin.sh "$PIN_TAGS" "$ROUNDS"
+RUNS=$ROUNDS FILES=$HASH_FILES BYTES=$HASH_BYTES run hash bench/hash.sh "$HASH_DIR"
+
+echo "# bench/run.sh, $started to $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(uname -m), $ROUNDS rounds$([ "$QUICK" = 1 ] && echo ', QUICK=1: not a measurement')"
+echo "# load average at the start: $load_start; at the end: $(load)"
+echo "# logs: $OUT"
+awk '
+	function median(a, n,   i, j, t) {
+		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+		return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	$1 == "bench" {
+		name = $2; role = $3
+		if (!(name in seen)) { seen[name] = 1; order[++names] = name }
+		k = name SUBSEP role
+		v[k, ++n[k]] = $4 + 0; unit[k] = $5
+		label = $6; for (i = 7; i <= NF; i++) label = label " " $i
+		what[k] = label
+	}
+	END {
+		printf "| benchmark | lockstep | min | median | anchor | min | median | ratio of medians |\n"
+		printf "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: |\n"
+		for (i = 1; i <= names; i++) {
+			name = order[i]; l = name SUBSEP "lockstep"; a = name SUBSEP "anchor"
+			for (r = 1; r <= 2; r++) {
+				k = (r == 1) ? l : a
+				delete s; m = n[k]; lo = ""
+				for (j = 1; j <= m; j++) { s[j] = v[k, j]; if (lo == "" || s[j] < lo) lo = s[j] }
+				mn[r] = lo; md[r] = m ? median(s, m) : 0
+			}
+			printf "| %s | %s | %g %s | %g %s | %s | %g %s | %g %s | %s |\n", name, what[l], mn[1], unit[l], md[1], unit[l],
+				what[a], mn[2], unit[a], md[2], unit[a], (md[2] > 0 ? sprintf("%.2f", md[1] / md[2]) : "n/a")
+		}
+	}' "$OUT/samples"

@@ -1,0 +1,66 @@
+package bench
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/lockstep-dev/lockstep/internal/testenv"
+)
+
+// TestRunQuick runs `QUICK=1 bench/run.sh` (each benchmark once, on small
+// inputs: a check of the runner, not a measurement) and checks that its
+// table has a row for every benchmark, each with a positive median on
+// both sides and a ratio.
+func TestRunQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every bench script (about 20 s)")
+	}
+	for _, bin := range []string{"nginx", "docker-registry", "curl", "python3", "bc"} {
+		testenv.Require(t, bin)
+	}
+	testenv.Require(t, "time", "/usr/bin/time")
+	cmd := exec.Command("bash", "run.sh")
+	cmd.Env = append(os.Environ(), "QUICK=1", "OUT="+t.TempDir())
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("QUICK=1 bench/run.sh: %v\n%s\n%s", err, out, stderr)
+	}
+	rows := map[string][]string{}
+	for line := range strings.SplitSeq(string(out), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) != 10 || strings.TrimSpace(cells[1]) == "benchmark" || strings.HasPrefix(strings.TrimSpace(cells[1]), "---") {
+			continue
+		}
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		rows[cells[1]] = cells[1:9]
+	}
+	for _, name := range []string{"start", "admit", "parse", "cdn-200", "pin-warm", "pin-cold", "hash"} {
+		row, ok := rows[name]
+		if !ok {
+			t.Errorf("no row %q in bench/run.sh's table:\n%s", name, out)
+			continue
+		}
+		// row: name, lockstep, min, median, anchor, min, median, ratio
+		for _, i := range []int{3, 6} {
+			v, err := strconv.ParseFloat(strings.Fields(row[i])[0], 64)
+			if err != nil || v <= 0 {
+				t.Errorf("row %q: median %q is not a positive figure", name, row[i])
+			}
+		}
+		if _, err := strconv.ParseFloat(row[7], 64); err != nil {
+			t.Errorf("row %q: ratio %q is not a number", name, row[7])
+		}
+	}
+	if !strings.Contains(string(out), "# load average at the start: ") {
+		t.Errorf("bench/run.sh printed no load average:\n%s", out)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -41,12 +42,15 @@ type Request struct {
 // Get returns a parameter of the call.
 func (r Request) Get(k string) string { return r.Params.Get(k) }
 
-// AWS is the fake Auto Scaling, ELBv2 and EC2 endpoint (one server for all:
-// the Action names do not collide). Set its exported fields before serving;
+// AWS is the fake Auto Scaling, ELBv2, EC2 and ECS endpoint (one server
+// for all: the Action names do not collide, and ECS's JSON protocol is told
+// apart by its X-Amz-Target header). Set its exported fields before serving;
 // it is safe for concurrent requests.
 type AWS struct {
 	Instances    []Instance
 	TargetGroups map[string][]Target
+	// ECSServices holds each ECS service's tasks, keyed CLUSTER/SERVICE.
+	ECSServices map[string][]ECSTask
 	// PageSize, if positive, splits DescribeInstances and
 	// DescribeAutoScalingGroups answers into pages.
 	PageSize int
@@ -153,6 +157,10 @@ func namespace(action string) string {
 func (f *AWS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "want POST", http.StatusMethodNotAllowed)
+		return
+	}
+	if target := r.Header.Get("X-Amz-Target"); strings.HasPrefix(target, ecsTarget) {
+		f.serveECS(w, r, strings.TrimPrefix(target, ecsTarget))
 		return
 	}
 	if err := r.ParseForm(); err != nil {

@@ -114,6 +114,9 @@ func Check(ctx context.Context, m *manifest.Signed, targets []Target, o Options)
 }
 
 func (o *Options) instance(ctx context.Context, hc *http.Client, m *manifest.Signed, t Target) Instance {
+	if t.Observed != nil {
+		return observedInstance(m.Manifest, t)
+	}
 	in := Instance{Name: t.InstanceID, InstanceID: t.InstanceID, Target: t.URL, Spec: t.Spec}
 	if in.Name == "" {
 		in.Name = t.URL
@@ -130,7 +133,24 @@ func (o *Options) instance(ctx context.Context, hc *http.Client, m *manifest.Sig
 		return in
 	}
 	in.Differences = compare(m.Manifest, m.Digest, st)
+	var running manifest.Digest
+	if st.Running != nil {
+		running = st.Running.Digest
+	}
+	in.identity = identity(m.Manifest, st.Image, st.Platform, running)
 	return in
+}
+
+// identity is what an instance is grouped by: the index digest of the
+// release image it runs when the running digest is one of that image's
+// (index, manifest or config digest, as manifest.Image.Matches decides), so
+// that runtimes reporting different digests of one image form one group;
+// otherwise the running digest as reported.
+func identity(m *manifest.Manifest, image, platform string, running manifest.Digest) string {
+	if im, ok := imageOf(m, image); ok && im.Matches(running, platform) {
+		return im.Digest.String()
+	}
+	return running.String()
 }
 
 // fetch gets and decodes one status.
@@ -228,13 +248,7 @@ func compare(m *manifest.Manifest, md manifest.Digest, st *status) []Difference 
 	case !ok:
 		diffs = append(diffs, Difference{Kind: DiffImage, Got: running.String(), Message: fmt.Sprintf("the agent checks image %q, which the manifest does not have", st.Image)})
 	case !im.Matches(running, st.Platform):
-		d := Difference{Kind: DiffImage, Got: running.String(), Want: wantDigests(im, st.Platform)}
-		if running.IsZero() {
-			d.Message = "the running digest could not be observed"
-		} else {
-			d.Message = fmt.Sprintf("runs %s, which is not image %s of the release for %s", running, im.Name, orAny(st.Platform))
-		}
-		diffs = append(diffs, d)
+		diffs = append(diffs, imageDifference(im, running, st.Platform))
 	}
 	want := fmt.Sprint(m.Release.Generation)
 	switch {
@@ -268,6 +282,18 @@ func compare(m *manifest.Manifest, md manifest.Digest, st *status) []Difference 
 		diffs = append(diffs, d)
 	}
 	return diffs
+}
+
+// imageDifference says how running (not a digest of im for platform)
+// differs from the release image.
+func imageDifference(im *manifest.Image, running manifest.Digest, platform string) Difference {
+	d := Difference{Kind: DiffImage, Got: running.String(), Want: wantDigests(im, platform)}
+	if running.IsZero() {
+		d.Message = "the running digest could not be observed"
+	} else {
+		d.Message = fmt.Sprintf("runs %s, which is not image %s of the release for %s", running, im.Name, orAny(platform))
+	}
+	return d
 }
 
 func imageOf(m *manifest.Manifest, name string) (*manifest.Image, bool) {

@@ -36,6 +36,9 @@ type Target struct {
 	InstanceID string `json:"instanceId,omitempty"`
 	// Spec is the --targets value that found the instance.
 	Spec string `json:"spec"`
+	// Observed is what an orchestrator (ecs:, k8s:) reports running in one
+	// container; such a target is not asked for a status.
+	Observed *Observed `json:"observed,omitempty"`
 }
 
 // AutoScalingAPI is the Auto Scaling call Discover makes for asg:NAME.
@@ -60,6 +63,9 @@ type DiscoverOptions struct {
 	AutoScaling AutoScalingAPI
 	EC2         EC2API
 	ELBv2       ELBv2API
+	ECS         ECSAPI
+	// Kubernetes lists pods for k8s:NAMESPACE[/SELECTOR].
+	Kubernetes PodLister
 	// AgentPort is the agent's port on discovered instances (asg:, tg:,
 	// ec2-tag:, and file: lines without a port); default DefaultAgentPort.
 	AgentPort int
@@ -79,8 +85,31 @@ func (e *SpecError) Error() string { return fmt.Sprintf("target %q: %s", e.Spec,
 
 func (e *SpecError) Unwrap() error { return e.Err }
 
-// NeedsAWS reports which AWS clients the specs need, so that a caller
-// builds only those.
+// Needs reports which clients the specs need, so that a caller builds only
+// those.
+func Needs(specs []string) (n Clients) {
+	n.AutoScaling, n.EC2, n.ELBv2 = NeedsAWS(specs)
+	for _, s := range specs {
+		switch kind, _, _ := strings.Cut(s, ":"); kind {
+		case "ecs":
+			n.ECS = true
+		case "k8s":
+			n.Kubernetes = true
+		}
+	}
+	return n
+}
+
+// Clients names the clients DiscoverOptions may hold.
+type Clients struct {
+	AutoScaling, EC2, ELBv2, ECS, Kubernetes bool
+}
+
+// AWS reports whether any AWS client is needed.
+func (n Clients) AWS() bool { return n.AutoScaling || n.EC2 || n.ELBv2 || n.ECS }
+
+// NeedsAWS reports which AWS clients of agent discovery the specs need, so
+// that a caller builds only those.
 func NeedsAWS(specs []string) (autoScaling, ec2, elbv2 bool) {
 	for _, s := range specs {
 		kind, _, _ := strings.Cut(s, ":")
@@ -106,8 +135,14 @@ func NeedsAWS(specs []string) (autoScaling, ec2, elbv2 bool) {
 //   - file:PATH: one status URL, host:port or host a line; blank lines and
 //     lines starting with # are skipped;
 //   - http://… or https://…: a status URL (a URL without a path gets
-//     /v1/status).
+//     /v1/status);
+//   - ecs:CLUSTER/SERVICE: every container of the service's running tasks,
+//     as ECS reports them (no agent is asked);
+//   - k8s:NAMESPACE[/SELECTOR]: every container of the namespace's pods
+//     (matching the label selector), as the Kubernetes API reports them
+//     (no agent is asked).
 //
+// Targets from ecs: and k8s: carry Observed and are never deduplicated.
 // A malformed spec, an unknown group or target group, or an unreadable file
 // is a *SpecError; an AWS call that fails is a *verdict.UnavailableError.
 func Discover(ctx context.Context, specs []string, o DiscoverOptions) ([]Target, error) {
@@ -121,6 +156,10 @@ func Discover(ctx context.Context, specs []string, o DiscoverOptions) ([]Target,
 	seen := map[string]int{}
 	add := func(ts []Target) {
 		for _, t := range ts {
+			if t.Observed != nil {
+				out = append(out, t)
+				continue
+			}
 			if i, dup := seen[t.URL]; dup && t.URL != "" {
 				if out[i].InstanceID == "" {
 					out[i].InstanceID = t.InstanceID
@@ -151,7 +190,7 @@ func (o DiscoverOptions) discover(ctx context.Context, spec string) ([]Target, e
 	}
 	kind, arg, ok := strings.Cut(spec, ":")
 	if !ok || arg == "" {
-		return nil, &SpecError{Spec: spec, Reason: "want asg:NAME, tg:ARN, ec2-tag:KEY=VALUE, file:PATH or a status URL"}
+		return nil, &SpecError{Spec: spec, Reason: "want asg:NAME, tg:ARN, ec2-tag:KEY=VALUE, file:PATH, ecs:CLUSTER/SERVICE, k8s:NAMESPACE[/SELECTOR] or a status URL"}
 	}
 	switch kind {
 	case "asg":
@@ -166,8 +205,12 @@ func (o DiscoverOptions) discover(ctx context.Context, spec string) ([]Target, e
 		return o.tagged(ctx, spec, key, value)
 	case "file":
 		return o.file(spec, arg)
+	case "ecs":
+		return o.ecsService(ctx, spec, arg)
+	case "k8s":
+		return o.pods(ctx, spec, arg)
 	}
-	return nil, &SpecError{Spec: spec, Reason: "unknown kind " + strconv.Quote(kind) + "; want asg, tg, ec2-tag, file or a status URL"}
+	return nil, &SpecError{Spec: spec, Reason: "unknown kind " + strconv.Quote(kind) + "; want asg, tg, ec2-tag, file, ecs, k8s or a status URL"}
 }
 
 // statusURL checks a status URL and gives it the status path if it has

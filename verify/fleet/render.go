@@ -26,9 +26,16 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(b, "fleet %s@%d (manifest %s): %s\n", r.Manifest.Release, r.Manifest.Generation, r.Manifest.Digest, s.Result)
 	fmt.Fprintf(b, "  %d instances: %d run the release exactly, %d divergent, %d unreachable (%d allowed)\n",
 		s.Instances, s.Match, s.Divergent, s.Unreachable, s.UnreachableAllowed)
+	if s.Agentless > 0 {
+		fmt.Fprintf(b, "  %d read from an orchestrator without an agent: their served assets are not visible, not checked\n", s.Agentless)
+	}
 	if len(r.Groups) > 0 {
 		fmt.Fprintf(b, "groups:\n")
 		for _, g := range r.Groups {
+			if g.Agentless {
+				fmt.Fprintf(b, "  %6d  %-9s running %s  assets not visible (agentless)\n", g.Count, matchWord(g.Match), orNone(g.Running))
+				continue
+			}
 			fmt.Fprintf(b, "  %6d  %-9s running %s  assets %s  generation %d\n", g.Count, matchWord(g.Match), orNone(g.Running), orNone(g.Fingerprint), g.Generation)
 		}
 	}
@@ -80,7 +87,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(r.Groups) > 0 {
 		t := report.NewTable("instances", "", "running digest", "served-asset fingerprint", "generation")
 		for _, g := range r.Groups {
-			t.Row(fmt.Sprint(g.Count), matchWord(g.Match), report.Code(orNone(g.Running)), report.Code(orNone(g.Fingerprint)), fmt.Sprint(g.Generation))
+			fp, gen := report.Code(orNone(g.Fingerprint)), fmt.Sprint(g.Generation)
+			if g.Agentless {
+				fp, gen = "not visible (agentless)", "-"
+			}
+			t.Row(fmt.Sprint(g.Count), matchWord(g.Match), report.Code(orNone(g.Running)), fp, gen)
 		}
 		tables = append(tables, section{"Groups", t})
 	}

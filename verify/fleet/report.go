@@ -76,7 +76,9 @@ type Report struct {
 	Unreachable []Instance `json:"unreachable"`
 	// InUse lists every manifest the reachable agents check against, with
 	// the image digests seen running under it: what `lockstep gc --in-use`
-	// must keep.
+	// must keep. Agentless instances that run the release count under the
+	// release's manifest; those that run anything else under an entry with
+	// an empty manifestDigest, which keeps their image digests.
 	InUse           []InUse   `json:"inUse"`
 	CheckedAt       time.Time `json:"checkedAt"`
 	DurationSeconds float64   `json:"durationSeconds"`
@@ -106,10 +108,16 @@ type Summary struct {
 	// number of instances it allows for this fleet.
 	MaxUnreachable     float64 `json:"maxUnreachable"`
 	UnreachableAllowed int     `json:"unreachableAllowed"`
+	// Agentless counts the instances read from an orchestrator (ecs:,
+	// k8s:), whose served assets were not checked.
+	Agentless int `json:"agentless,omitempty"`
 }
 
-// Group is the reachable instances that share a running digest, a
-// served-asset fingerprint and a manifest generation.
+// Group is the reachable instances that share a running image, a
+// served-asset fingerprint and a manifest generation. Instances whose
+// runtimes report different digests of one release image (its index, a
+// platform's manifest or config digest) are one group, whose Running is the
+// image's index digest; any other running digest is its own group.
 type Group struct {
 	Running     string `json:"running"`
 	Fingerprint string `json:"fingerprint"`
@@ -117,6 +125,10 @@ type Group struct {
 	// Match is true when the group runs the release exactly.
 	Match bool `json:"match"`
 	Count int  `json:"count"`
+	// Agentless is true for a group of instances read from an orchestrator
+	// (ecs:, k8s:) rather than from agents: their served assets are not
+	// visible, so Fingerprint is empty and not compared.
+	Agentless bool `json:"agentless,omitempty"`
 	// Instances names the group's instances.
 	Instances []string `json:"instances"`
 }
@@ -142,6 +154,13 @@ type Instance struct {
 	// status.
 	Differences []Difference `json:"differences,omitempty"`
 	Problem     *Problem     `json:"problem,omitempty"`
+	// Agentless is true for a container read from an orchestrator (ecs:,
+	// k8s:): only its running digest is known, its served assets and its
+	// manifest generation are not visible.
+	Agentless bool `json:"agentless,omitempty"`
+
+	// identity is what the instance is grouped by (see identity).
+	identity string
 }
 
 // Difference is one way an instance diverges from the release.
@@ -204,11 +223,16 @@ func newReport(m *manifest.Signed, instances []Instance, maxUnreachable float64)
 	type key struct {
 		running, fingerprint string
 		generation           int64
+		agentless            bool
 	}
 	groups := map[key]*Group{}
 	inUse := map[string]*InUse{}
 	images := map[string]map[string]bool{}
+	agentless := 0
 	for _, in := range instances {
+		if in.Agentless {
+			agentless++
+		}
 		if in.Problem != nil {
 			r.Unreachable = append(r.Unreachable, in)
 			continue
@@ -216,24 +240,39 @@ func newReport(m *manifest.Signed, instances []Instance, maxUnreachable float64)
 		if len(in.Differences) > 0 {
 			r.Divergent = append(r.Divergent, in)
 		}
-		k := key{in.Running, in.Fingerprint, in.Generation}
+		id := in.identity
+		if id == "" {
+			id = in.Running
+		}
+		k := key{id, in.Fingerprint, in.Generation, in.Agentless}
 		g := groups[k]
 		if g == nil {
-			g = &Group{Running: in.Running, Fingerprint: in.Fingerprint, Generation: in.Generation, Match: true}
+			g = &Group{Running: id, Fingerprint: in.Fingerprint, Generation: in.Generation, Match: true, Agentless: in.Agentless}
 			groups[k] = g
 		}
 		g.Count++
 		g.Instances = append(g.Instances, in.Name)
 		g.Match = g.Match && len(in.Differences) == 0
-		if in.Manifest != "" {
-			u := inUse[in.Manifest]
+		md, release, generation := in.Manifest, in.Release, in.Generation
+		if in.Agentless {
+			// An orchestrator says what runs, not which manifest it was
+			// checked against: a container that runs the release keeps the
+			// release's manifest in use; any other keeps its digest in use
+			// under no manifest, for gc to keep the manifests naming it.
+			md, release, generation = "", "", 0
+			if len(in.Differences) == 0 {
+				md, release, generation = r.Manifest.Digest, r.Manifest.Release, r.Manifest.Generation
+			}
+		}
+		if md != "" || (in.Agentless && in.Running != "") {
+			u := inUse[md]
 			if u == nil {
-				u = &InUse{ManifestDigest: in.Manifest, Release: in.Release, Generation: in.Generation, ImageDigests: []string{}}
-				inUse[in.Manifest], images[in.Manifest] = u, map[string]bool{}
+				u = &InUse{ManifestDigest: md, Release: release, Generation: generation, ImageDigests: []string{}}
+				inUse[md], images[md] = u, map[string]bool{}
 			}
 			u.Instances++
-			if in.Running != "" && !images[in.Manifest][in.Running] {
-				images[in.Manifest][in.Running] = true
+			if in.Running != "" && !images[md][in.Running] {
+				images[md][in.Running] = true
 				u.ImageDigests = append(u.ImageDigests, in.Running)
 			}
 		}
@@ -246,7 +285,7 @@ func newReport(m *manifest.Signed, instances []Instance, maxUnreachable float64)
 		if a.Count != b.Count {
 			return a.Count > b.Count
 		}
-		return fmt.Sprint(a.Running, a.Fingerprint, a.Generation) < fmt.Sprint(b.Running, b.Fingerprint, b.Generation)
+		return fmt.Sprint(a.Running, a.Fingerprint, a.Generation, a.Agentless) < fmt.Sprint(b.Running, b.Fingerprint, b.Generation, b.Agentless)
 	})
 	for _, u := range inUse {
 		sort.Strings(u.ImageDigests)
@@ -258,6 +297,7 @@ func newReport(m *manifest.Signed, instances []Instance, maxUnreachable float64)
 		Instances: n, Divergent: len(r.Divergent), Unreachable: len(r.Unreachable),
 		Match:          n - len(r.Divergent) - len(r.Unreachable),
 		MaxUnreachable: maxUnreachable, UnreachableAllowed: allowed(maxUnreachable, n),
+		Agentless: agentless,
 	}
 	switch {
 	case r.Summary.Divergent > 0:

@@ -15,10 +15,12 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
+	"github.com/lockstep-dev/lockstep/internal/kube"
 	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -42,7 +44,7 @@ func fleetCommand() *cli.Command {
 func fleetCheckCommand() *cli.Command {
 	flags := acceptFlags()
 	flags = append(flags,
-		&cli.StringSliceFlag{Name: "targets", Usage: "instances to check: asg:NAME, tg:ARN, ec2-tag:KEY=VALUE, file:PATH or status URLs (repeatable; arguments are targets too)"},
+		&cli.StringSliceFlag{Name: "targets", Usage: "instances to check: asg:NAME, tg:ARN, ec2-tag:KEY=VALUE, ecs:CLUSTER/SERVICE, k8s:NAMESPACE[/SELECTOR] (no agent: the orchestrator's digests), file:PATH or status URLs (repeatable; arguments are targets too)"},
 		&cli.IntFlag{Name: "agent-port", Value: fleet.DefaultAgentPort, Usage: "the agent's port on discovered instances"},
 		&cli.StringFlag{Name: "agent-scheme", Value: "http", Usage: "http or https, for discovered instances"},
 		&cli.IntFlag{Name: "concurrency", Value: fleet.DefaultConcurrency, Usage: "statuses fetched at once"},
@@ -54,6 +56,7 @@ func fleetCheckCommand() *cli.Command {
 		&cli.StringFlag{Name: "client-cert", Usage: "PEM client certificate for agents that require one"},
 		&cli.StringFlag{Name: "client-key", Usage: "PEM key of --client-cert"},
 		&cli.StringFlag{Name: "region", Usage: "AWS region for discovery (default: the SDK's configuration)", EnvVars: []string{"AWS_REGION"}},
+		&cli.StringFlag{Name: "kubeconfig", Usage: "kubeconfig for k8s:NAMESPACE[/SELECTOR] targets (default: $KUBECONFIG, the in-cluster service account, then ~/.kube/config)"},
 		&cli.StringFlag{Name: "report", Usage: "also write the JSON report to this file (for gc --in-use)"},
 		allowLinkLocalFlag(),
 		formatFlag(fleetFormats...),
@@ -92,7 +95,7 @@ func fleetCheck(c *cli.Context) error {
 	}
 	specs := append(c.StringSlice("targets"), c.Args().Slice()...)
 	if len(specs) == 0 {
-		return usage(errors.New("no targets: give --targets asg:NAME, tg:ARN, ec2-tag:KEY=VALUE, file:PATH or status URLs"))
+		return usage(errors.New("no targets: give --targets asg:NAME, tg:ARN, ec2-tag:KEY=VALUE, ecs:CLUSTER/SERVICE, k8s:NAMESPACE[/SELECTOR], file:PATH or status URLs"))
 	}
 	if mu := c.Float64("max-unreachable"); mu < 0 || mu > 1 {
 		return usage(fmt.Errorf("--max-unreachable %g: want a fraction between 0 and 1", mu))
@@ -225,8 +228,16 @@ func fleetAgentClient(c *cli.Context) (*transport.Client, error) {
 // on the shared transport with the SDK's retryer set to the same policy.
 func discoverOptions(ctx context.Context, c *cli.Context, specs []string) (fleet.DiscoverOptions, error) {
 	o := fleet.DiscoverOptions{AgentPort: c.Int("agent-port"), Scheme: c.String("agent-scheme")}
-	needAS, needEC2, needELB := fleet.NeedsAWS(specs)
-	if !needAS && !needEC2 && !needELB {
+	need := fleet.Needs(specs)
+	if need.Kubernetes {
+		kc, err := kube.Load(c.String("kubeconfig"))
+		if err != nil {
+			return o, usage(fmt.Errorf("k8s targets: %w", err))
+		}
+		hc := newClient(c, transport.DefaultPolicy(), clientOptions{TLS: kc.TLS}).HTTPClient()
+		o.Kubernetes = &kube.Client{Config: kc, HTTP: hc}
+	}
+	if !need.AWS() {
 		return o, nil
 	}
 	var opts []func(*awsconfig.LoadOptions) error
@@ -241,14 +252,17 @@ func discoverOptions(ctx context.Context, c *cli.Context, specs []string) (fleet
 	if err != nil {
 		return o, err
 	}
-	if needAS {
+	if need.AutoScaling {
 		o.AutoScaling = autoscaling.NewFromConfig(cfg)
 	}
-	if needEC2 {
+	if need.EC2 {
 		o.EC2 = ec2.NewFromConfig(cfg)
 	}
-	if needELB {
+	if need.ELBv2 {
 		o.ELBv2 = elbv2.NewFromConfig(cfg)
+	}
+	if need.ECS {
+		o.ECS = ecs.NewFromConfig(cfg)
 	}
 	return o, nil
 }

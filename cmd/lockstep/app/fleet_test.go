@@ -158,13 +158,7 @@ func TestFleetCheckCLIDiscoversThroughAWS(t *testing.T) {
 	}}
 	aws := httptest.NewServer(fake)
 	defer aws.Close()
-	t.Setenv("AWS_ENDPOINT_URL", aws.URL)
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "SECRET")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	fakeAWSEnv(t, aws.URL)
 	m, _ := fleetFixture(t)
 	code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--release", "store-web", "--targets", "asg:web",
 		"--agent-port", fmt.Sprint(port), "--max-unreachable", "0.5", "--format", "json")
@@ -201,4 +195,16 @@ func TestFleetCheckCLIClientCertificates(t *testing.T) {
 	if code, out, errOut := runFleetCLI(t, append(base, "--client-cert", pki.ClientCert, "--client-key", pki.ClientKey)...); code != ExitOK {
 		t.Errorf("with a client certificate: exit %d\n%s\n%s", code, out, errOut)
 	}
+}
+
+// fakeAWSEnv points the SDK's configuration at an AWS fake, with static
+// credentials and no shared files or instance metadata.
+func fakeAWSEnv(t *testing.T, url string) {
+	t.Setenv("AWS_ENDPOINT_URL", url)
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "SECRET")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 }

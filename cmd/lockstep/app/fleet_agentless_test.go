@@ -1,0 +1,57 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/lockstep-dev/lockstep/internal/awsfake"
+	"github.com/lockstep-dev/lockstep/internal/fleettest"
+	"github.com/lockstep-dev/lockstep/internal/kubefake"
+)
+
+// TestFleetCheckCLIAgentless checks an ECS service and a Kubernetes
+// namespace in one run, through the AWS configuration and a kubeconfig.
+func TestFleetCheckCLIAgentless(t *testing.T) {
+	aws := awsfake.NewAWS(t)
+	aws.ECSServices = map[string][]awsfake.ECSTask{"prod/web": {{ARN: "arn:aws:ecs:us-east-1:123456789012:task/prod/t1",
+		Containers: []awsfake.ECSContainer{{Name: "web", Image: "registry.example/store/web:v1", ImageDigest: fleettest.Index.String()}}}}}
+	fakeAWSEnv(t, aws.URL)
+	kf := kubefake.New(t)
+	kf.Pods = []corev1.Pod{kubefake.Pod("store", "web-1", nil, "registry.example/store/web:v1", fleettest.Amd64Cfg.String())}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+current-context: test
+contexts:
+- name: test
+  context: {cluster: fake, user: reader}
+clusters:
+- name: fake
+  cluster: {server: %q}
+users:
+- name: reader
+  user: {token: %q}
+`, kf.URL, kubefake.Token)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", "")
+	m, _ := fleetFixture(t)
+	code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--release", "store-web",
+		"--targets", "ecs:prod/web", "--targets", "k8s:store", "--kubeconfig", kubeconfig)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "2 read from an orchestrator without an agent") || !strings.Contains(out, "     2  match     running "+fleettest.Index.String()+"  assets not visible (agentless)") {
+		t.Errorf("report:\n%s\nwant the ECS and Kubernetes containers as one agentless group", out)
+	}
+	code, _, errOut = runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--release", "store-web",
+		"--targets", "k8s:store", "--kubeconfig", filepath.Join(t.TempDir(), "missing"))
+	if code != ExitInvalid {
+		t.Errorf("a missing kubeconfig: exit %d, want %d\n%s", code, ExitInvalid, errOut)
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/internal/transport/ggcrretry"
 	"github.com/lockstep-dev/lockstep/verdict"
+	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 )
 
 func admitCommand() *cli.Command {
@@ -135,6 +136,7 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		return admission.Config{}, err
 	}
 	return admission.Config{
+		CDN:    cdngate.Checker{},
 		Source: src, Verifier: verifier, AllowUnsigned: insecure,
 		ImageSignatures: images, RequireEmbeddedSignatures: c.Bool("require-embedded-signatures"),
 		TLSWarning: c.Duration("tls-warn"),

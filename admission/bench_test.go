@@ -18,6 +18,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/testenv"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 )
 
 // BenchmarkAdmit is the boot gate on a manifest of 500 assets, 50 of them
@@ -70,6 +71,7 @@ func BenchmarkAdmit(b *testing.B) {
 			// connections.
 			start := time.Now()
 			d := admission.Check(context.Background(), admission.Config{
+				CDN:    cdngate.Checker{},
 				Source: manifest.FileSource{Path: mpath}, AllowUnsigned: true, Image: "web", Running: src,
 				Platform: "linux/amd64", Probes: []string{app}, Client: transport.New(transport.DefaultPolicy()),
 			})

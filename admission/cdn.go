@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"sort"
@@ -12,14 +13,70 @@ import (
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/verify/cdn"
 )
+
+// CDNChecker is the CDN check the gate needs (Config.CDN): the given paths
+// of the assets, on every one of their CDN bases, with the check's client.
+// lockstep's is verify/cdn/cdngate.Checker, over verify/cdn; admission
+// itself imports no verify package.
+type CDNChecker interface {
+	// CheckAssets returns one AssetStatus per path and base. Its error is
+	// for a check that could not start (a bad base, an origin that is
+	// the CDN): the gate refuses it as could-not-check.
+	CheckAssets(ctx context.Context, req CDNRequest) ([]AssetStatus, error)
+}
+
+// CDNRequest is what the gate asks a CDNChecker to check.
+type CDNRequest struct {
+	// Assets are the manifest's assets: their files and CDN bases.
+	Assets manifest.Assets
+	// Paths are the files to check, each on every base.
+	Paths []string
+	// Client sends every request (Config.Client): its stats, retry budget
+	// and certificates are the check's.
+	Client *transport.Client
+	// Logger receives progress (Config.Logger).
+	Logger *slog.Logger
+}
+
+// CDNStatus classifies one asset at one base, with the values of
+// verify/cdn's statuses.
+type CDNStatus string
+
+// The statuses the gate tells apart; any other (unreachable, size-only)
+// refuses as a failed request (AssetStatus.Err).
+const (
+	CDNOK           CDNStatus = "ok"
+	CDNMissing      CDNStatus = "missing"
+	CDNWrongSize    CDNStatus = "wrong-size"
+	CDNWrongContent CDNStatus = "wrong-content"
+	CDNLoop         CDNStatus = "loop"
+	CDNTLS          CDNStatus = "tls-error"
+)
+
+// AssetStatus is the check of one asset at one CDN base.
+type AssetStatus struct {
+	Path   string
+	URL    string
+	Status CDNStatus
+	// Reason says why, in a few words (an HTTP status, a size).
+	Reason string
+	// Err is the failed request's error, if one failed.
+	Err error
+}
 
 // cdn checks the served assets (and the sample) on the CDN. Assets that
 // failed on TLS make no finding of their own: it returns their hosts
 // (with a reason), for certificates to report once per endpoint.
+//
+// Without a CDNChecker it refuses (could-not-check) instead of skipping.
 func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served []string) (tlsFailed map[string]string) {
 	cfg := c.cfg
+	if cfg.CDN == nil {
+		c.add(Finding{Kind: KindDependencyUnreachable, Subject: "CDN",
+			Message: "no CDN checker is configured (admission.Config.CDN is nil): the assets cannot be checked on the CDN"})
+		return nil
+	}
 	var known, unknown []string
 	isServed := map[string]bool{}
 	for _, id := range served {
@@ -53,13 +110,13 @@ func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served []string
 		wg.Go(func() { c.unlisted(ctx, m, unknown) })
 	}
 	if len(paths) > 0 {
-		rep, err := cdn.Check(ctx, m.Assets, cdn.Options{Paths: paths, Client: cfg.Client, Logger: cfg.Logger})
+		results, err := cfg.CDN.CheckAssets(ctx, CDNRequest{Assets: m.Assets, Paths: paths, Client: cfg.Client, Logger: cfg.Logger})
 		if err != nil {
 			c.unreachable("CDN", fmt.Errorf("checking the CDN: %w", err))
 		} else {
-			c.update(func(d *Decision) { d.CDNChecked += len(rep.Results) })
-			for _, r := range rep.Results {
-				if r.Status == cdn.StatusTLS {
+			c.update(func(d *Decision) { d.CDNChecked += len(results) })
+			for _, r := range results {
+				if r.Status == CDNTLS {
 					if u, err := url.Parse(r.URL); err == nil {
 						if tlsFailed == nil {
 							tlsFailed = map[string]string{}
@@ -80,17 +137,17 @@ func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served []string
 
 // cdnFinding turns a CDN result into a finding (nil for ok). A status
 // this package does not know refuses, as could-not-check.
-func cdnFinding(r cdn.Result) *Finding {
+func cdnFinding(r AssetStatus) *Finding {
 	f := &Finding{Subject: r.Path, Got: r.Reason, Message: fmt.Sprintf("%s at %s: %s", r.Status, r.URL, r.Reason)}
 	switch r.Status {
-	case cdn.StatusOK:
+	case CDNOK:
 		return nil
-	case cdn.StatusMissing:
+	case CDNMissing:
 		f.Kind, f.Want = KindAssetMissingOnCDN, "200"
 		f.Message = fmt.Sprintf("%s is missing on the CDN: %s answers %s", r.Path, r.URL, r.Reason)
-	case cdn.StatusWrongSize, cdn.StatusWrongContent:
+	case CDNWrongSize, CDNWrongContent:
 		f.Kind, f.Want = KindAssetContentMismatch, "the recorded bytes"
-	case cdn.StatusLoop:
+	case CDNLoop:
 		f.Kind = KindCDNLoop
 	default:
 		f.Kind = requestKind(r.Err)

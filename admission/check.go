@@ -76,6 +76,10 @@ type Config struct {
 	// page that references none is then accepted. Without it such a page
 	// refuses (probe-no-assets): it proves nothing about what is served.
 	AssetFreePages bool
+	// CDN checks the assets on the CDN (lockstep's: verify/cdn/cdngate.Checker).
+	// It is required: a check without it refuses (dependency-unreachable)
+	// rather than skip the CDN.
+	CDN CDNChecker
 
 	// Client sends every request; nil means a client with the default
 	// policy. Decision.Requests is the growth of its Stats during the

@@ -21,6 +21,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/trusted"
+	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 )
 
 func dg(c string) manifest.Digest { return manifest.MustParseDigest("sha256:" + strings.Repeat(c, 64)) }
@@ -124,6 +125,7 @@ func (fx *fixture) write(t *testing.T) {
 
 func (fx *fixture) config(runningDigest string) admission.Config {
 	return admission.Config{
+		CDN:           cdngate.Checker{},
 		Source:        manifest.FileSource{Path: fx.path},
 		AllowUnsigned: true,
 		Image:         "web",
@@ -192,6 +194,10 @@ func TestCheck(t *testing.T) {
 		{name: "asset with other bytes on the CDN", running: amd64Conf.String(), page: brokenPage,
 			edit: func(fx *fixture, c *admission.Config) { fx.cdnFiles["js/vendor.3333.js"] = "tampered, longer" },
 			want: []admission.Kind{admission.KindAssetContentMismatch}},
+		{name: "no CDN checker fails closed", running: amd64Conf.String(), page: brokenPage,
+			edit:       func(fx *fixture, c *admission.Config) { c.CDN = nil },
+			want:       []admission.Kind{admission.KindDependencyUnreachable},
+			unverified: true},
 		{name: "CDN loop", running: amd64Conf.String(), page: `<script src="CDN/loop.js"></script>`,
 			edit: func(fx *fixture, c *admission.Config) {
 				fx.cdnFiles["loop.js"] = "x"

@@ -13,6 +13,7 @@ import (
 	"github.com/lockstep-dev/lockstep/admission/running"
 	"github.com/lockstep-dev/lockstep/internal/scenario"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 )
 
 // A boot gate in a few lines: the manifest from a file, the running
@@ -41,6 +42,7 @@ func ExampleCheck() {
 	os.WriteFile(filepath.Join(dir, "image-id"), []byte(d("3").String()+"\n"), 0o644)
 
 	decision := admission.Check(context.Background(), admission.Config{
+		CDN:           cdngate.Checker{},
 		Source:        manifest.FileSource{Path: filepath.Join(dir, "release.json")},
 		AllowUnsigned: true, // an example: production verifies a signature
 		Image:         "web",

@@ -17,6 +17,7 @@ import (
 	"github.com/lockstep-dev/lockstep/admission/running"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -91,6 +92,7 @@ func TestCheckTLSExpiring(t *testing.T) {
 		want    bool
 	}{{0, false}, {100 * 365 * 24 * time.Hour, true}} {
 		d := admission.Check(context.Background(), admission.Config{
+			CDN:    cdngate.Checker{},
 			Source: manifest.FileSource{Path: path}, AllowUnsigned: true, Image: "web",
 			Running: running.Given{Value: amd64Conf.String()}, Platform: "linux/amd64", Probes: []string{app.URL},
 			Client:     transport.New(transport.Policy{MaxAttempts: 1}, transport.WithTLSConfig(&tls.Config{RootCAs: roots})),

@@ -14,6 +14,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/testenv"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
@@ -49,6 +50,7 @@ func (in instance) config(t *testing.T, manifestPath, platform string) admission
 		t.Fatal(err)
 	}
 	return admission.Config{
+		CDN:    cdngate.Checker{},
 		Source: manifest.FileSource{Path: manifestPath}, AllowUnsigned: true,
 		Image: "web", Running: src, Platform: platform, Probes: []string{in.probe},
 		Client: transport.New(transport.DefaultPolicy()),

@@ -1,11 +1,13 @@
 package admission
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/internal/atomicfile"
 	"github.com/lockstep-dev/lockstep/internal/report"
 )
 
@@ -24,6 +26,16 @@ func (d *Decision) Write(w io.Writer, format string) error {
 		return report.WriteJSON(w, d, true)
 	}
 	return report.UnknownFormat(format, Formats)
+}
+
+// WriteFile writes the decision's JSON (Write's "json") to path,
+// atomically: the file is the whole report or is left as it was.
+func (d *Decision) WriteFile(path string) error {
+	var b bytes.Buffer
+	if err := d.Write(&b, "json"); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, b.Bytes(), 0o644)
 }
 
 func (d *Decision) writeText(w io.Writer) error {

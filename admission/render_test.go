@@ -83,8 +83,23 @@ func TestDecisionWriteJSON(t *testing.T) {
 			t.Errorf("Write(json) =\n%s\nwant\n%s", b.String(), want)
 		}
 	}
-	var b bytes.Buffer
+	// WriteFile holds those bytes; a path it cannot write is an error.
 	d := renderedDecisions()[0]
+	path := filepath.Join(t.TempDir(), "decision.json")
+	if err := d.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := d.Write(&want, "json"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(path); err != nil || string(got) != want.String() {
+		t.Errorf("WriteFile wrote %q, %v; want Write's JSON", got, err)
+	}
+	if err := d.WriteFile(filepath.Join(t.TempDir(), "missing", "decision.json")); err == nil {
+		t.Error("WriteFile into a missing directory succeeded")
+	}
+	var b bytes.Buffer
 	if err := d.Write(&b, "yaml"); err == nil || b.Len() != 0 {
 		t.Errorf("Write(yaml) = %v, wrote %q; want an error, nothing written", err, b.String())
 	}

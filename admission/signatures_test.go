@@ -13,6 +13,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/transport/ggcrretry"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
+	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 	"github.com/lockstep-dev/lockstep/verify/imagesig"
 )
 
@@ -34,6 +35,7 @@ func gateConfig(t testing.TB, r *sigtest.Release, path string, requireEmbedded b
 		t.Fatal(err)
 	}
 	return admission.Config{
+		CDN:    cdngate.Checker{},
 		Source: manifest.FileSource{Path: path}, Verifier: mv,
 		ImageSignatures: iv, RequireEmbeddedSignatures: requireEmbedded,
 		Image: "web", Running: running.Given{Value: r.Platforms["linux/amd64"].DigestStr()}, Platform: "linux/amd64",

@@ -18,6 +18,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/remote"
+	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 )
 
 // tlsRelease is a release whose CDN, and optionally the manifest URL and
@@ -81,6 +82,7 @@ func newTLSRelease(t *testing.T, ca *tlstest.CA, cdnCert tls.Certificate, manife
 		src = manifest.FileSource{Path: path}
 	}
 	r.cfg = admission.Config{
+		CDN:    cdngate.Checker{},
 		Source: src, AllowUnsigned: true, Image: "web",
 		Running: running.Given{Value: amd64Conf.String()}, Platform: "linux/amd64", Probes: []string{app.URL + "/"},
 		Client: client, Timeout: 10 * time.Second,

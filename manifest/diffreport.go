@@ -25,6 +25,16 @@ func (c *Changes) Report(allowMovedTag ...string) *DiffReport {
 	return r
 }
 
+// Why is what refuses the new manifest: the refusals' messages, joined by
+// "; " (empty when none does).
+func (r *DiffReport) Why() string {
+	why := make([]string, len(r.Refusals))
+	for i, p := range r.Refusals {
+		why[i] = p.Message
+	}
+	return strings.Join(why, "; ")
+}
+
 // Write renders the report in format: "text" (a line per change, +, - or
 // ~, then each problem refused or allowed), "json" (the DiffReport,
 // indented) or "markdown" (the text lines in a diff block, under a

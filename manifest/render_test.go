@@ -65,6 +65,9 @@ func TestDiffReportGolden(t *testing.T) {
 		if r.Refused != tc.refused || r.Refused != (len(r.Refusals) > 0) {
 			t.Errorf("%s: Refused %v with %d refusals, want %v", tc.golden, r.Refused, len(r.Refusals), tc.refused)
 		}
+		if why := r.Why(); (why != "") != tc.refused || (len(r.Refusals) > 0 && !strings.HasPrefix(why, r.Refusals[0].Message)) {
+			t.Errorf("%s: Why() = %q, want the refusals' messages (%d)", tc.golden, why, len(r.Refusals))
+		}
 		var b bytes.Buffer
 		if err := r.Write(&b, tc.format); err != nil {
 			t.Fatalf("%s: Write: %v", tc.golden, err)

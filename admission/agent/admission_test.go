@@ -9,6 +9,7 @@ import (
 	"github.com/lockstep-dev/lockstep/admission/running"
 	"github.com/lockstep-dev/lockstep/internal/fleettest"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 )
 
 type sourceFunc func(context.Context) (*manifest.Signed, error)
@@ -31,6 +32,7 @@ func TestAdmission(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := New(Config{Checker: Admission(admission.Config{
+				CDN:    cdngate.Checker{},
 				Source: tt.source, AllowUnsigned: true, Image: "web", Platform: "linux/amd64",
 				Running: running.Given{Value: tt.running},
 			})})

@@ -194,3 +194,13 @@ func Serve(ctx context.Context, a *Agent, o ServeOptions, ready func(net.Addr)) 
 	}
 	return nil
 }
+
+// ServeAndRun is the agent as `lockstep agent` runs it: Serve on o and
+// a.Run beside it, until ctx is done or the server fails. Its error is
+// Serve's.
+func ServeAndRun(ctx context.Context, a *Agent, o ServeOptions, ready func(net.Addr)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go a.Run(ctx)
+	return Serve(ctx, a, o, ready)
+}

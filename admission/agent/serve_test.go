@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/lockstep-dev/lockstep/internal/tlstest"
 )
@@ -147,5 +148,36 @@ func TestServePlain(t *testing.T) {
 	post.Body.Close()
 	if post.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST /healthz = %d, want 405", post.StatusCode)
+	}
+}
+
+// TestServeAndRun: it serves and runs the checks, and returns nil once its
+// context ends.
+func TestServeAndRun(t *testing.T) {
+	f := &fakeChecker{results: []Result{admitted(t, 7)}, done: make(chan int64, 1)}
+	a := New(Config{Checker: f, Interval: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrc, errc := make(chan string, 1), make(chan error, 1)
+	go func() {
+		errc <- ServeAndRun(ctx, a, ServeOptions{Addr: "127.0.0.1:0"}, func(ad net.Addr) { addrc <- ad.String() })
+	}()
+	for _, wait := range []func() bool{
+		func() bool { _, ok := <-addrc; return ok },
+		func() bool { _, ok := <-f.done; return ok },
+	} {
+		got := make(chan bool, 1)
+		go func() { got <- wait() }()
+		select {
+		case <-got:
+		case err := <-errc:
+			t.Fatalf("ServeAndRun ended early: %v", err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("ServeAndRun neither listened nor ran a check within 10 s")
+		}
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Errorf("ServeAndRun after cancel = %v, want nil", err)
 	}
 }

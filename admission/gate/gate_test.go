@@ -26,6 +26,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/remote"
+	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 )
 
 const (
@@ -102,6 +103,7 @@ func (e *env) config(runningDigest manifest.Digest) gate.Config {
 	hc := &http.Client{Transport: tc.Transport()}
 	return gate.Config{
 		Check: admission.Config{
+			CDN:    cdngate.Checker{},
 			Source: manifest.FileSource{Path: e.manifestPath}, AllowUnsigned: true, Image: "web",
 			Running: running.Given{Value: runningDigest.String()}, Platform: "linux/amd64",
 			Probes: []string{e.app.URL + "/"}, Client: transport.New(policy), Timeout: 20 * time.Second,

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/lockstep-dev/lockstep/manifest"
 )
@@ -159,4 +160,17 @@ func Channels(ctx context.Context, b Blobs, release string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// NextPointer is manifest.NextPointer over a store's read of the channel
+// (cur, readErr): a read that wraps manifest.ErrNotFound is a channel that
+// does not exist yet; another read error is returned as it is.
+func NextPointer(cur *manifest.Pointer, readErr error, channel string, m *manifest.Signed, by string, now time.Time) (*manifest.Pointer, error) {
+	if errors.Is(readErr, manifest.ErrNotFound) {
+		cur, readErr = nil, nil
+	}
+	if readErr != nil {
+		return nil, readErr
+	}
+	return manifest.NextPointer(cur, channel, m, by, now)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/blobstore"
@@ -264,5 +265,32 @@ func TestListAndChannels(t *testing.T) {
 	cs, err := blobstore.Channels(context.Background(), b, "web")
 	if err != nil || !slices.Equal(cs, []string{"production"}) {
 		t.Errorf("Channels(web) = %q, %v; want [production]", cs, err)
+	}
+}
+
+func TestNextPointer(t *testing.T) {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	m2 := storetest.Manifest(t, "web", 2, "a")
+	cur, err := manifest.NextPointer(nil, "live", storetest.Manifest(t, "web", 1, "a"), "ci", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A channel that exists moves above it; one not found is created.
+	if p, err := blobstore.NextPointer(cur, nil, "live", m2, "ci", now); err != nil || p.Generation != 2 {
+		t.Errorf("NextPointer(gen 1) = %+v, %v; want generation 2", p, err)
+	}
+	notFound := fmt.Errorf("channel live of release web: %w", manifest.ErrNotFound)
+	if p, err := blobstore.NextPointer(nil, notFound, "live", m2, "ci", now); err != nil || p.Generation != 2 {
+		t.Errorf("NextPointer(not found) = %+v, %v; want generation 2 on a new channel", p, err)
+	}
+	// Another read error is returned as it is; a generation that does not
+	// rise is manifest.NextPointer's *GenerationError.
+	broken := errors.New("bucket gone")
+	if p, err := blobstore.NextPointer(nil, broken, "live", m2, "ci", now); p != nil || !errors.Is(err, broken) {
+		t.Errorf("NextPointer(read error) = %+v, %v; want the read error", p, err)
+	}
+	var ge *manifest.GenerationError
+	if _, err := blobstore.NextPointer(cur, nil, "live", storetest.Manifest(t, "web", 1, "b"), "ci", now); !errors.As(err, &ge) {
+		t.Errorf("NextPointer(gen 1 over gen 1) = %v, want a *GenerationError", err)
 	}
 }

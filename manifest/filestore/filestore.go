@@ -244,13 +244,7 @@ func (s *Store) Move(ctx context.Context, channel string, m *manifest.Signed, by
 	}
 	defer unlock()
 	cur, err := readPointer(path, release, channel)
-	if errors.Is(err, manifest.ErrNotFound) {
-		cur, err = nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	next, err := manifest.NextPointer(cur, channel, m, by, s.now())
+	next, err := blobstore.NextPointer(cur, err, channel, m, by, s.now())
 	if err != nil {
 		return nil, err
 	}

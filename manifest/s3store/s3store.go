@@ -306,12 +306,9 @@ func (s *Store) Move(ctx context.Context, channel string, m *manifest.Signed, by
 	for attempt := 1; attempt <= s.maxAttempts; attempt++ {
 		cur, etag, err := s.readPointer(ctx, release, channel)
 		if errors.Is(err, manifest.ErrNotFound) {
-			cur, err = nil, nil
+			cur = nil // a new channel: created only if still absent
 		}
-		if err != nil {
-			return nil, err
-		}
-		next, err := manifest.NextPointer(cur, channel, m, by, s.now())
+		next, err := blobstore.NextPointer(cur, err, channel, m, by, s.now())
 		if err != nil {
 			return nil, err
 		}

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -37,6 +39,8 @@ type RollbackOptions struct {
 // (From), the new manifest with that content, and the channel's new
 // pointer (nil with NoPublish).
 type RollbackResult struct {
+	// Channel is the channel rolled back (o.Channel, or DefaultChannel).
+	Channel  string
 	From     *manifest.Signed
 	Manifest *manifest.Signed
 	Pointer  *manifest.Pointer
@@ -94,13 +98,13 @@ func Rollback(ctx context.Context, st manifest.Store, o RollbackOptions) (*Rollb
 		}
 	}
 	if o.NoPublish {
-		return &RollbackResult{From: from, Manifest: s}, nil
+		return &RollbackResult{Channel: channel, From: from, Manifest: s}, nil
 	}
 	p, err := Publish(ctx, st, s, channel, o.By)
 	if err != nil {
 		return nil, err
 	}
-	return &RollbackResult{From: from, Manifest: s, Pointer: p}, nil
+	return &RollbackResult{Channel: channel, From: from, Manifest: s, Pointer: p}, nil
 }
 
 // find returns the manifest to roll back to: by digest, or by generation
@@ -142,4 +146,47 @@ func find(ctx context.Context, st manifest.Store, release, channel, to string) (
 		return nil, fmt.Errorf("generation %d of release %s: %w", gen, release, manifest.ErrNotFound)
 	}
 	return found, nil
+}
+
+// Signed reports whether the new manifest carries a signature or a bundle.
+func (r *RollbackResult) Signed() bool {
+	return len(r.Manifest.Signature) > 0 || len(r.Manifest.Bundle) > 0
+}
+
+// rollbackJSON is the "json" shape of a RollbackResult (stable).
+type rollbackJSON struct {
+	Release        string            `json:"release"`
+	Channel        string            `json:"channel"`
+	FromDigest     manifest.Digest   `json:"fromDigest"`
+	FromGeneration int64             `json:"fromGeneration"`
+	Digest         manifest.Digest   `json:"digest"`
+	Generation     int64             `json:"generation"`
+	Published      bool              `json:"published"`
+	Signed         bool              `json:"signed"`
+	Pointer        *manifest.Pointer `json:"pointer,omitempty"`
+}
+
+// Write renders the result in format, "json" or (anything else) one line
+// of text: what was published or written, and from which generation.
+func (r *RollbackResult) Write(w io.Writer, format string) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rollbackJSON{
+			Release: r.Manifest.Manifest.Release.Name, Channel: r.Channel,
+			FromDigest: r.From.Digest, FromGeneration: r.From.Manifest.Release.Generation,
+			Digest: r.Manifest.Digest, Generation: r.Manifest.Manifest.Release.Generation,
+			Published: r.Pointer != nil, Pointer: r.Pointer, Signed: r.Signed(),
+		})
+	}
+	verb, how := "published", "signed"
+	if r.Pointer == nil {
+		verb = "wrote (not published)"
+	}
+	if !r.Signed() {
+		how = "unsigned"
+	}
+	_, err := fmt.Fprintf(w, "%s %s generation %d %s: the content of generation %d %s (%s)\n", verb,
+		r.Channel, r.Manifest.Manifest.Release.Generation, r.Manifest.Digest, r.From.Manifest.Release.Generation, r.From.Digest, how)
+	return err
 }

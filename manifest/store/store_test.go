@@ -238,6 +238,23 @@ func TestRollback(t *testing.T) {
 	if r.Manifest.Manifest.Images[0].Digest != ms[0].Manifest.Images[0].Digest {
 		t.Error("the rollback does not carry generation 1's images")
 	}
+	// It renders itself: one line of text, or the stable JSON.
+	var text, js strings.Builder
+	if err := r.Write(&text, "text"); err != nil {
+		t.Fatal(err)
+	}
+	wantText := fmt.Sprintf("published production generation 6 %s: the content of generation 1 %s (signed)\n", r.Manifest.Digest, ms[0].Digest)
+	if text.String() != wantText {
+		t.Errorf("Write(text) = %q, want %q", text.String(), wantText)
+	}
+	if err := r.Write(&js, "json"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"channel": "production"`, `"fromGeneration": 1`, `"generation": 6`, `"published": true`, `"signed": true`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("Write(json) = %s, want it to hold %s", js.String(), want)
+		}
+	}
 	for _, bad := range []string{"0", "sha256:1234", "latest"} {
 		var oe *verdict.OptionError
 		if _, err := store.Rollback(ctx, st, store.RollbackOptions{Release: "web", To: bad}); !errors.As(err, &oe) || oe.Option != "To" {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -20,10 +19,10 @@ import (
 	"github.com/lockstep-dev/lockstep/admission"
 	"github.com/lockstep-dev/lockstep/admission/gate"
 	"github.com/lockstep-dev/lockstep/admission/running"
-	"github.com/lockstep-dev/lockstep/internal/atomicfile"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/internal/transport/ggcrretry"
 	"github.com/lockstep-dev/lockstep/verdict"
+	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 )
 
 func admitCommand() *cli.Command {
@@ -81,11 +80,7 @@ func runAdmit(c *cli.Context) error {
 	}
 	d := gate.Run(c.Context, cfg)
 	if path := c.String("report"); path != "" {
-		b, err := json.MarshalIndent(d, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := atomicfile.Write(path, append(b, '\n'), 0o644); err != nil {
+		if err := d.WriteFile(path); err != nil {
 			// The decision stands; the report is lost: say so, fail closed.
 			d.Write(c.App.Writer, f)
 			return unverified(fmt.Errorf("writing the report: %w", err))
@@ -94,6 +89,13 @@ func runAdmit(c *cli.Context) error {
 	if err := d.Write(c.App.Writer, f); err != nil {
 		return err
 	}
+	return admitExit(d)
+}
+
+// admitExit is the exit of a decision: nil when admitted, else a refusal
+// naming its kinds, exit 2 for a check misconfigured, 3 for one that
+// could not verify, 1 otherwise.
+func admitExit(d admission.Decision) error {
 	switch {
 	case d.Allowed:
 		return nil
@@ -158,6 +160,7 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		return admission.Config{}, err
 	}
 	return admission.Config{
+		CDN:    cdngate.Checker{},
 		Source: src, Verifier: verifier, AllowUnsigned: insecure,
 		ImageSignatures: images, RequireEmbeddedSignatures: c.Bool("require-embedded-signatures"),
 		TLSWarning: c.Duration("tls-warn"),

@@ -56,43 +56,47 @@ func agentCommand() *cli.Command {
 }
 
 func runAgent(c *cli.Context) error {
+	cfg, opts, err := agentFromFlags(c)
+	if err != nil {
+		return err
+	}
+	ready := func(addr net.Addr) {
+		cfg.Logger.Info("agent listening", "addr", addr.String(), "instance", cfg.Identity.Name())
+	}
+	if err := agent.ServeAndRun(c.Context, agent.New(cfg), opts, ready); err != nil {
+		return unverified(err)
+	}
+	return nil
+}
+
+// agentFromFlags checks the agent's flags and turns them into its config
+// (checker, manifest watch, identity) and serve options.
+func agentFromFlags(c *cli.Context) (agent.Config, agent.ServeOptions, error) {
 	if j := c.Float64("jitter"); j < 0 || j >= 1 {
-		return usage(fmt.Errorf("--jitter %g: want a fraction in [0, 1)", j))
+		return agent.Config{}, agent.ServeOptions{}, usage(fmt.Errorf("--jitter %g: want a fraction in [0, 1)", j))
 	}
 	if c.Duration("interval") <= 0 || c.Duration("watch-interval") <= 0 {
-		return usage(errors.New("--interval and --watch-interval must be positive"))
+		return agent.Config{}, agent.ServeOptions{}, usage(errors.New("--interval and --watch-interval must be positive"))
 	}
 	opts, err := agentServeOptions(c)
 	if err != nil {
-		return err
+		return agent.Config{}, opts, err
 	}
-	log := logger(c)
 	checker, watch, err := agentChecker(c)
 	if err != nil {
-		return err
+		return agent.Config{}, opts, err
 	}
 	id, err := agentIdentity(c)
 	if err != nil {
-		return err
+		return agent.Config{}, opts, err
 	}
-	a := agent.New(agent.Config{
+	return agent.Config{
 		// admission.Check keeps its own --timeout; this only backs it up.
 		Checker: checker, CheckTimeout: c.Duration("timeout") + 10*time.Second,
 		Interval: c.Duration("interval"), Jitter: c.Float64("jitter"),
 		Watch: watch, WatchInterval: c.Duration("watch-interval"),
-		Identity: id, Version: Version, Logger: log,
-	})
-	ctx, cancel := context.WithCancel(c.Context)
-	defer cancel()
-	errc := make(chan error, 1)
-	go func() {
-		errc <- agent.Serve(ctx, a, opts, func(addr net.Addr) { log.Info("agent listening", "addr", addr.String(), "instance", id.Name()) })
-	}()
-	go a.Run(ctx)
-	if err := <-errc; err != nil {
-		return unverified(err)
-	}
-	return nil
+		Identity: id, Version: Version, Logger: logger(c),
+	}, opts, nil
 }
 
 // agentServeOptions turns the listen and authentication flags into serve

@@ -433,7 +433,7 @@ func TestAttackNames(t *testing.T) {
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	client := webhookClient(pool)
-	waitReady(t, client, "https://"+addr+"/readyz", done)
+	waitReady(t, client, "https://"+addr+"/readyz", exitedOf(done))
 
 	other := "sha256:" + strings.Repeat("ee", 32)
 	pod := func(images ...string) string {
@@ -502,29 +502,6 @@ func TestAttackNames(t *testing.T) {
 			"--insecure-allow-unsigned", "--registry-alias", a); code != 2 || !strings.Contains(errs, "registry alias") {
 			t.Errorf("class 5/--registry-alias %q: exit %d, %s; want 2", a, code, errs)
 		}
-	}
-}
-
-func waitReady(t *testing.T, client *http.Client, url string, done <-chan int) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("lockstep webhook exited %d before it was ready", code)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lockstep webhook not ready: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

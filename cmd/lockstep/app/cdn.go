@@ -68,18 +68,9 @@ func cdnCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.NArg() > 0 {
-		return usage(fmt.Errorf("cdn check takes no arguments, got %q", c.Args().First()))
-	}
-	switch {
-	case c.Int("sample") < 0:
-		return usage(fmt.Errorf("--sample %d: want 0 or more", c.Int("sample")))
-	case c.Int("concurrency") < 1:
-		return usage(fmt.Errorf("--concurrency %d: want 1 or more", c.Int("concurrency")))
-	case c.Float64("rate") < 0:
-		return usage(fmt.Errorf("--rate %v: want 0 (none) or more", c.Float64("rate")))
-	case c.Duration("timeout") <= 0 || c.Duration("tls-warn") <= 0:
-		return usage(fmt.Errorf("--timeout and --tls-warn must be positive"))
+	opts, err := cdnOptionsFromFlags(c)
+	if err != nil {
+		return err
 	}
 	src, err := anySourceFromFlags(c)
 	if err != nil {
@@ -89,16 +80,39 @@ func cdnCheck(c *cli.Context) error {
 	if err != nil {
 		return inputError("--manifest", err)
 	}
-	log := logger(c)
+	if len(signed.Manifest.Assets.Files) == 0 {
+		opts.Logger.Warn("the manifest lists no assets: nothing to check", "manifest", signed.Location)
+	}
+	rep, err := cdn.Check(c.Context, signed.Manifest.Assets, opts)
+	if err != nil {
+		return err
+	}
+	if err := rep.Write(c.App.Writer, f, Version); err != nil {
+		return err
+	}
+	return rep.Err()
+}
+
+// cdnOptionsFromFlags checks cdn check's flags and turns them into
+// cdn.Options, with a client whose per-host cap is --concurrency.
+func cdnOptionsFromFlags(c *cli.Context) (cdn.Options, error) {
+	if c.NArg() > 0 {
+		return cdn.Options{}, usage(fmt.Errorf("cdn check takes no arguments, got %q", c.Args().First()))
+	}
+	switch {
+	case c.Int("sample") < 0:
+		return cdn.Options{}, usage(fmt.Errorf("--sample %d: want 0 or more", c.Int("sample")))
+	case c.Int("concurrency") < 1:
+		return cdn.Options{}, usage(fmt.Errorf("--concurrency %d: want 1 or more", c.Int("concurrency")))
+	case c.Float64("rate") < 0:
+		return cdn.Options{}, usage(fmt.Errorf("--rate %v: want 0 (none) or more", c.Float64("rate")))
+	case c.Duration("timeout") <= 0 || c.Duration("tls-warn") <= 0:
+		return cdn.Options{}, usage(fmt.Errorf("--timeout and --tls-warn must be positive"))
+	}
 	p := transport.DefaultPolicy()
 	p.MaxConnsPerHost, p.Rate, p.Timeout = c.Int("concurrency"), c.Float64("rate"), c.Duration("timeout")
-	client := newClient(c, p, clientOptions{Log: true})
-	a := signed.Manifest.Assets
-	if len(a.Files) == 0 {
-		log.Warn("the manifest lists no assets: nothing to check", "manifest", signed.Location)
-	}
-	rep, err := cdn.Check(c.Context, a, cdn.Options{
-		Client:         client,
+	return cdn.Options{
+		Client:         newClient(c, p, clientOptions{Log: true}),
 		Full:           c.Bool("full"),
 		RequireContent: c.Bool("require-content"),
 		Sample:         c.Int("sample"),
@@ -107,16 +121,9 @@ func cdnCheck(c *cli.Context) error {
 		Origin:         c.String("origin"),
 		IgnoreETag:     c.Bool("ignore-etag"),
 		TLSWarn:        c.Duration("tls-warn"),
-		Logger:         log,
+		Logger:         logger(c),
 		Progress:       progress(c, "checking assets"),
-	})
-	if err != nil {
-		return err
-	}
-	if err := rep.Write(c.App.Writer, f, Version); err != nil {
-		return err
-	}
-	return rep.Err()
+	}, nil
 }
 
 // progress returns a progress callback drawing a bar on stderr when

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,15 +36,7 @@ func cdnManifest(t *testing.T, cdn, origin string, files map[string]string) stri
 		m.Assets.Files = append(m.Assets.Files, manifest.File{Path: p, Size: int64(len(b)), SHA256: manifest.SHA256([]byte(b)).Hex})
 	}
 	m.Assets.Fingerprint = manifest.Fingerprint(m.Assets.Files)
-	b, err := m.Indent()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "manifest.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeManifestFile(t, m, filepath.Join(t.TempDir(), "manifest.json"))
 }
 
 func TestCDNCheck(t *testing.T) {

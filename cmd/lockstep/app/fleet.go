@@ -1,13 +1,11 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -19,7 +17,6 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/urfave/cli/v2"
 
-	"github.com/lockstep-dev/lockstep/internal/atomicfile"
 	"github.com/lockstep-dev/lockstep/internal/kube"
 	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/internal/transport"
@@ -93,80 +90,66 @@ func fleetCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	specs := append(c.StringSlice("targets"), c.Args().Slice()...)
-	if len(specs) == 0 {
-		return usage(errors.New("no targets: give --targets asg:NAME, tg:ARN, ec2-tag:KEY=VALUE, ecs:CLUSTER/SERVICE, k8s:NAMESPACE[/SELECTOR], file:PATH or status URLs"))
-	}
-	if mu := c.Float64("max-unreachable"); mu < 0 || mu > 1 {
-		return usage(fmt.Errorf("--max-unreachable %g: want a fraction between 0 and 1", mu))
-	}
-	if s := c.String("agent-scheme"); s != "http" && s != "https" {
-		return usage(fmt.Errorf("--agent-scheme %q: want http or https", s))
-	}
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("deadline"))
 	defer cancel()
-	log := logger(c)
-	m, err := fleetManifest(ctx, c)
+	m, opts, err := fleetRunFromFlags(ctx, c)
 	if err != nil {
 		return err
 	}
-	client, err := fleetAgentClient(c)
-	if err != nil {
-		return err
-	}
-	dopts, err := discoverOptions(ctx, c, specs)
-	if err != nil {
-		return err
-	}
-	targets, err := fleet.Discover(ctx, specs, dopts)
+	r, err := fleet.Run(ctx, m, opts)
 	var se *fleet.SpecError
 	if errors.As(err, &se) {
 		return usage(err)
 	}
-	if err != nil {
+	if r == nil {
 		return err
 	}
-	log.Info("checking the fleet", "instances", len(targets), "release", m.Manifest.ID())
+	if werr := r.Write(c.App.Writer, f); werr != nil {
+		return werr
+	}
+	return err
+}
+
+// fleetRunFromFlags checks the fleet check's flags and turns them into the
+// manifest and fleet.RunOptions: the manifest fetched and verified, the
+// agents' transport, the AWS clients the specs need, the token.
+func fleetRunFromFlags(ctx context.Context, c *cli.Context) (*manifest.Signed, fleet.RunOptions, error) {
+	var o fleet.RunOptions
+	o.Specs = append(c.StringSlice("targets"), c.Args().Slice()...)
+	if len(o.Specs) == 0 {
+		return nil, o, usage(errors.New("no targets: give --targets asg:NAME, tg:ARN, ec2-tag:KEY=VALUE, ecs:CLUSTER/SERVICE, k8s:NAMESPACE[/SELECTOR], file:PATH or status URLs"))
+	}
+	if mu := c.Float64("max-unreachable"); mu < 0 || mu > 1 {
+		return nil, o, usage(fmt.Errorf("--max-unreachable %g: want a fraction between 0 and 1", mu))
+	}
+	if s := c.String("agent-scheme"); s != "http" && s != "https" {
+		return nil, o, usage(fmt.Errorf("--agent-scheme %q: want http or https", s))
+	}
+	m, err := fleetManifest(ctx, c)
+	if err != nil {
+		return nil, o, err
+	}
+	client, err := fleetAgentClient(c)
+	if err != nil {
+		return nil, o, err
+	}
+	if o.Discover, err = discoverOptions(ctx, c, o.Specs); err != nil {
+		return nil, o, err
+	}
 	var token string
 	if p := c.String("token-file"); p != "" {
 		t, err := readBearerToken(p)
 		if err != nil {
-			return err
+			return nil, o, err
 		}
 		token = string(t)
 	}
-	r, checkErr := fleet.Check(ctx, m, targets, fleet.Options{
+	o.Check = fleet.Options{
 		Client: client, Concurrency: c.Int("concurrency"), Timeout: c.Duration("timeout"),
-		MaxUnreachable: c.Float64("max-unreachable"), Token: token, Logger: log,
-	})
-	if r == nil {
-		return checkErr
+		MaxUnreachable: c.Float64("max-unreachable"), Token: token, Logger: logger(c),
 	}
-	if p := c.String("report"); p != "" {
-		var b bytes.Buffer
-		if err := r.WriteJSON(&b); err != nil {
-			return err
-		}
-		if err := atomicfile.Write(p, b.Bytes(), 0o644); err != nil {
-			return err
-		}
-	}
-	if err := writeFleetReport(c.App.Writer, r, f); err != nil {
-		return err
-	}
-	return checkErr
-}
-
-func writeFleetReport(w io.Writer, r *fleet.Report, f string) error {
-	switch f {
-	case "json":
-		return r.WriteJSON(w)
-	case "markdown":
-		return r.WriteMarkdown(w)
-	case "sarif":
-		return r.WriteSARIF(w)
-	}
-	return r.WriteText(w)
+	o.ReportFile = c.String("report")
+	return m, o, nil
 }
 
 // fleetManifest fetches the manifest the source flags name and verifies

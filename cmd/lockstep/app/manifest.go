@@ -233,13 +233,9 @@ func manifestDiff(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	old, err := loadManifestArg(c, a[0])
+	old, new, err := loadOldNew(c, a[0], a[1])
 	if err != nil {
-		return fmt.Errorf("OLD %s: %w", a[0], err)
-	}
-	new, err := loadManifestArg(c, a[1])
-	if err != nil {
-		return fmt.Errorf("NEW %s: %w", a[1], err)
+		return err
 	}
 	ch := manifest.Diff(old, new)
 	r := ch.Report(c.StringSlice("allow-moved-tag")...)
@@ -247,16 +243,24 @@ func manifestDiff(c *cli.Context) error {
 		return err
 	}
 	if r.Refused {
-		var why []string
-		for _, p := range r.Refusals {
-			why = append(why, p.Message)
-		}
-		return refused(fmt.Errorf("%s cannot follow %s: %s", a[1], a[0], strings.Join(why, "; ")))
+		return refused(fmt.Errorf("%s cannot follow %s: %s", a[1], a[0], r.Why()))
 	}
 	if c.Bool("exit-code") && ch.Differs() {
 		return refused(nil)
 	}
 	return nil
+}
+
+// loadOldNew reads diff's OLD and NEW manifests (loadManifestArg), each
+// error naming which.
+func loadOldNew(c *cli.Context, oldPath, newPath string) (old, new *manifest.Manifest, err error) {
+	if old, err = loadManifestArg(c, oldPath); err != nil {
+		return nil, nil, fmt.Errorf("OLD %s: %w", oldPath, err)
+	}
+	if new, err = loadManifestArg(c, newPath); err != nil {
+		return nil, nil, fmt.Errorf("NEW %s: %w", newPath, err)
+	}
+	return old, new, nil
 }
 
 func jsonOut(w io.Writer, v any) error {

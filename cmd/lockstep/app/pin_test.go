@@ -145,15 +145,7 @@ func writePreviousFrom(t *testing.T, refs ...string) string {
 	for _, im := range r.Images {
 		m.Images = append(m.Images, im.Image)
 	}
-	data, err := m.Indent()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "previous.json")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeManifestFile(t, &m, filepath.Join(t.TempDir(), "previous.json"))
 }
 
 func TestPinMovedTag(t *testing.T) {

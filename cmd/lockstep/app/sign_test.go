@@ -32,15 +32,7 @@ func writeManifest(t *testing.T, dir string) string {
 		}},
 		Assets: manifest.Assets{CDN: []string{"https://cdn.example/"}, Files: files, Fingerprint: manifest.Fingerprint(files)},
 	}
-	b, err := m.Indent()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, "release.json")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return writeManifestFile(t, m, filepath.Join(dir, "release.json"))
 }
 
 func keyPair(t *testing.T, dir, name string) (priv, pub string) {

@@ -222,25 +222,9 @@ func rollbackCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if c.Bool("no-publish") && c.String("output") == "" {
-				return usage(fmt.Errorf("--no-publish needs --output FILE"))
-			}
-			o := store.RollbackOptions{
-				Release: c.String("release"), Channel: c.String("channel"), To: c.String("to"),
-				By: storeBy(c), Now: time.Now(), NoPublish: c.Bool("no-publish"), AllowUnsigned: c.Bool("allow-unsigned"),
-			}
-			if c.String("sign-key") != "" || c.Bool("keyless") {
-				sign, _, err := signerFromFlags(c, "sign-key", c.String("output"))
-				if err != nil {
-					return err
-				}
-				o.Sign = func(ctx context.Context, raw []byte) ([]byte, []byte, error) {
-					sig, err := sign(ctx, raw)
-					if err != nil {
-						return nil, nil, err
-					}
-					return sig.Base64, sig.Bundle, nil
-				}
+			o, err := rollbackFromFlags(c)
+			if err != nil {
+				return err
 			}
 			st, err := openStore(c, c.String("store"), nil)
 			if err != nil {
@@ -255,30 +239,38 @@ func rollbackCommand() *cli.Command {
 					return err
 				}
 			}
-			signed := len(r.Manifest.Signature) > 0 || len(r.Manifest.Bundle) > 0
-			if !signed {
+			if !r.Signed() {
 				logger(c).Warn("the rollback manifest is unsigned: sign it before consumers that require signatures accept it", "digest", r.Manifest.Digest)
 			}
-			if f == "json" {
-				return storeJSON(c.App.Writer, storeRollbackJSON{
-					Release: r.Manifest.Manifest.Release.Name, Channel: c.String("channel"),
-					FromDigest: r.From.Digest, FromGeneration: r.From.Manifest.Release.Generation,
-					Digest: r.Manifest.Digest, Generation: r.Manifest.Manifest.Release.Generation,
-					Published: r.Pointer != nil, Pointer: r.Pointer, Signed: signed,
-				})
-			}
-			verb, how := "published", "signed"
-			if r.Pointer == nil {
-				verb = "wrote (not published)"
-			}
-			if !signed {
-				how = "unsigned"
-			}
-			_, err = fmt.Fprintf(c.App.Writer, "%s %s generation %d %s: the content of generation %d %s (%s)\n", verb,
-				c.String("channel"), r.Manifest.Manifest.Release.Generation, r.Manifest.Digest, r.From.Manifest.Release.Generation, r.From.Digest, how)
-			return err
+			return r.Write(c.App.Writer, f)
 		},
 	}
+}
+
+// rollbackFromFlags is rollback's store.RollbackOptions, with the signer
+// of --sign-key or --keyless.
+func rollbackFromFlags(c *cli.Context) (store.RollbackOptions, error) {
+	if c.Bool("no-publish") && c.String("output") == "" {
+		return store.RollbackOptions{}, usage(fmt.Errorf("--no-publish needs --output FILE"))
+	}
+	o := store.RollbackOptions{
+		Release: c.String("release"), Channel: c.String("channel"), To: c.String("to"),
+		By: storeBy(c), Now: time.Now(), NoPublish: c.Bool("no-publish"), AllowUnsigned: c.Bool("allow-unsigned"),
+	}
+	if c.String("sign-key") != "" || c.Bool("keyless") {
+		sign, _, err := signerFromFlags(c, "sign-key", c.String("output"))
+		if err != nil {
+			return o, err
+		}
+		o.Sign = func(ctx context.Context, raw []byte) ([]byte, []byte, error) {
+			sig, err := sign(ctx, raw)
+			if err != nil {
+				return nil, nil, err
+			}
+			return sig.Base64, sig.Bundle, nil
+		}
+	}
+	return o, nil
 }
 
 // storeWriteManifest writes s to path with its signature files beside it
@@ -300,19 +292,6 @@ func storeWriteManifest(path string, s *manifest.Signed) error {
 		}
 	}
 	return atomicfile.Write(path, s.Raw, 0o644)
-}
-
-// storeRollbackJSON is rollback's --format json shape.
-type storeRollbackJSON struct {
-	Release        string            `json:"release"`
-	Channel        string            `json:"channel"`
-	FromDigest     manifest.Digest   `json:"fromDigest"`
-	FromGeneration int64             `json:"fromGeneration"`
-	Digest         manifest.Digest   `json:"digest"`
-	Generation     int64             `json:"generation"`
-	Published      bool              `json:"published"`
-	Signed         bool              `json:"signed"`
-	Pointer        *manifest.Pointer `json:"pointer,omitempty"`
 }
 
 func gcCommand() *cli.Command {

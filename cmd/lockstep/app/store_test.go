@@ -270,3 +270,13 @@ func TestStoreCommandsS3(t *testing.T) {
 	}
 	obj.Contents.Close()
 }
+
+// storeRollbackJSON is what the tests read of rollback's --format json
+// (store.RollbackResult.Write).
+type storeRollbackJSON struct {
+	Digest         manifest.Digest `json:"digest"`
+	FromGeneration int64           `json:"fromGeneration"`
+	Generation     int64           `json:"generation"`
+	Published      bool            `json:"published"`
+	Signed         bool            `json:"signed"`
+}

@@ -42,58 +42,68 @@ func webhookCommand() *cli.Command {
 			&cli.DurationFlag{Name: "refresh", Value: 30 * time.Second, Usage: "how often to re-fetch the manifest (±10% jitter)", EnvVars: []string{"LOCKSTEP_REFRESH"}},
 		}, acceptFlags()...),
 		Action: func(c *cli.Context) error {
-			if c.String("tls-cert") == "" || c.String("tls-key") == "" {
-				return usage(fmt.Errorf("--tls-cert and --tls-key are required"))
-			}
-			mode, err := webhook.ParseMode(c.String("mode"))
-			if err != nil {
-				return usage(fmt.Errorf("--%v", err))
-			}
-			unmanaged, err := webhook.ParseUnmanaged(c.String("unmanaged"))
-			if err != nil {
-				return usage(fmt.Errorf("--%v", err))
-			}
-			if c.Duration("refresh") < time.Second {
-				return usage(fmt.Errorf("--refresh %s: want at least 1s", c.Duration("refresh")))
-			}
-			names, err := namesFromFlags(c)
+			cfg, err := webhookFromFlags(c)
 			if err != nil {
 				return err
 			}
-			var src manifest.Source
-			var routes []webhook.SourceRoute
-			if c.String("routes") != "" {
-				routes, err = routesFromFlags(c, names)
-			} else {
-				src, err = sourceFromFlags(c)
-			}
-			if err != nil {
-				return err
-			}
-			verifier, insecure, err := verifierFromFlags(c)
-			if err != nil {
-				return err
-			}
-			log := logger(c)
-			if insecure {
-				log.Warn("--insecure-allow-unsigned: manifests are used without a signature check")
-			}
-			return webhook.Serve(c.Context, webhook.Config{
-				Listen:        c.String("listen"),
-				CertFile:      c.String("tls-cert"),
-				KeyFile:       c.String("tls-key"),
-				Source:        src,
-				Routes:        routes,
-				Verifier:      verifier,
-				AllowUnsigned: insecure,
-				Refresh:       c.Duration("refresh"),
-				Mode:          mode,
-				Unmanaged:     unmanaged,
-				Names:         names,
-				Logger:        log,
-			})
+			return webhook.Serve(c.Context, cfg)
 		},
 	}
+}
+
+// webhookFromFlags checks the webhook's flags and turns them into its
+// config: the manifest source or the routes, the verifier, the names.
+func webhookFromFlags(c *cli.Context) (webhook.Config, error) {
+	if c.String("tls-cert") == "" || c.String("tls-key") == "" {
+		return webhook.Config{}, usage(fmt.Errorf("--tls-cert and --tls-key are required"))
+	}
+	mode, err := webhook.ParseMode(c.String("mode"))
+	if err != nil {
+		return webhook.Config{}, usage(fmt.Errorf("--%v", err))
+	}
+	unmanaged, err := webhook.ParseUnmanaged(c.String("unmanaged"))
+	if err != nil {
+		return webhook.Config{}, usage(fmt.Errorf("--%v", err))
+	}
+	if c.Duration("refresh") < time.Second {
+		return webhook.Config{}, usage(fmt.Errorf("--refresh %s: want at least 1s", c.Duration("refresh")))
+	}
+	names, err := namesFromFlags(c)
+	if err != nil {
+		return webhook.Config{}, err
+	}
+	var src manifest.Source
+	var routes []webhook.SourceRoute
+	if c.String("routes") != "" {
+		routes, err = routesFromFlags(c, names)
+	} else {
+		src, err = sourceFromFlags(c)
+	}
+	if err != nil {
+		return webhook.Config{}, err
+	}
+	verifier, insecure, err := verifierFromFlags(c)
+	if err != nil {
+		return webhook.Config{}, err
+	}
+	log := logger(c)
+	if insecure {
+		log.Warn("--insecure-allow-unsigned: manifests are used without a signature check")
+	}
+	return webhook.Config{
+		Listen:        c.String("listen"),
+		CertFile:      c.String("tls-cert"),
+		KeyFile:       c.String("tls-key"),
+		Source:        src,
+		Routes:        routes,
+		Verifier:      verifier,
+		AllowUnsigned: insecure,
+		Refresh:       c.Duration("refresh"),
+		Mode:          mode,
+		Unmanaged:     unmanaged,
+		Names:         names,
+		Logger:        log,
+	}, nil
 }
 
 // routesFromFlags reads --routes and makes each route's source: the

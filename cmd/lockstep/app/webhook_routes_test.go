@@ -63,7 +63,7 @@ routes:
 		done <- code
 	}()
 	client := webhookClient(pool)
-	waitReady(t, client, "https://"+addr+"/readyz", done)
+	waitReady(t, client, "https://"+addr+"/readyz", exitedOf(done))
 	resp, err := client.Get("https://" + addr + "/readyz")
 	if err != nil {
 		t.Fatal(err)

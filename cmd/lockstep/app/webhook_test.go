@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
-	"net/http"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,6 +67,7 @@ func TestWebhookServes(t *testing.T) {
 	addr := loopbackAddr(t)
 	man := filepath.Join("..", "..", "..", "admission", "webhook", "testdata", "manifest.json")
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // also when it fails before it is ready
 	type result struct {
 		code   int
 		stderr string
@@ -78,26 +79,14 @@ func TestWebhookServes(t *testing.T) {
 		done <- result{code, stderr}
 	}()
 	client := webhookClient(pool)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := client.Get("https://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
+	waitReady(t, client, "https://"+addr+"/readyz", func() (string, bool) {
 		select {
 		case r := <-done:
-			t.Fatalf("lockstep webhook exited %d before it was ready: %s", r.code, r.stderr)
+			return fmt.Sprintf("%d: %s", r.code, r.stderr), true
 		default:
+			return "", false
 		}
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("lockstep webhook not ready: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	})
 	cancel()
 	r := <-done
 	if r.code != ExitOK {

@@ -19,6 +19,7 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/manifest/store"
 	"github.com/lockstep-dev/lockstep/manifest/trusted"
+	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 )
 
 // Platform is the platform every demo instance runs.
@@ -126,6 +127,7 @@ func (in *Instances) Boot(ctx context.Context, ref, cdnBase string, ids []string
 		"--image", "web", "--running", "docker:web", "--probe", probeURL)
 	upstream := store.ChannelSource{Store: t.Store, Release: t.Release, Channel: channel, Name: t.StoreURL}
 	d := admission.Check(ctx, admission.Config{
+		CDN:      cdngate.Checker{},
 		Source:   &trusted.Source{Upstream: upstream, State: state, Release: t.Release},
 		Verifier: v, Guard: state,
 		Image: "web", Running: src, Platform: Platform, Probes: []string{probeURL},

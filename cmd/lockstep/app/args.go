@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -166,4 +167,18 @@ func appContext(c *cli.Context) *cli.Context {
 		}
 	}
 	return root
+}
+
+// formatAndOneArg is the start of a command that takes --format text|json
+// and exactly one argument: the format, the argument, or a usage error
+// saying "<takes>" (e.g. "sign takes one manifest file").
+func formatAndOneArg(c *cli.Context, takes string) (string, string, error) {
+	f, err := format(c, "text", "json")
+	if err != nil {
+		return "", "", err
+	}
+	if c.NArg() != 1 {
+		return "", "", usage(errors.New(takes))
+	}
+	return f, c.Args().First(), nil
 }

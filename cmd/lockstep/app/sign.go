@@ -40,14 +40,11 @@ func signCommand() *cli.Command {
 			formatFlag("text", "json"),
 		}, keylessFlags()...),
 		Action: func(c *cli.Context) error {
-			f, err := format(c, "text", "json")
+			f, arg, err := formatAndOneArg(c, "sign takes one manifest file")
 			if err != nil {
 				return err
 			}
-			if c.NArg() != 1 {
-				return usage(errors.New("sign takes one manifest file"))
-			}
-			path := c.Args().First()
+			path := arg
 			sign, bundle, err := signerFromFlags(c, "key", path)
 			if err != nil {
 				return err
@@ -146,12 +143,9 @@ func manifestVerifyCommand() *cli.Command {
 			formatFlag("text", "json"),
 		}, identityFlags()...),
 		Action: func(c *cli.Context) error {
-			f, err := format(c, "text", "json")
+			f, arg, err := formatAndOneArg(c, "manifest verify takes one manifest file")
 			if err != nil {
 				return err
-			}
-			if c.NArg() != 1 {
-				return usage(errors.New("manifest verify takes one manifest file"))
 			}
 			o, set, err := trustOptions(c, "key")
 			if err != nil {
@@ -164,7 +158,7 @@ func manifestVerifyCommand() *cli.Command {
 			if err != nil {
 				return usage(err)
 			}
-			path := c.Args().First()
+			path := arg
 			s, err := signature.VerifyFile(c.Context, v, path, c.String("signature"), c.String("bundle"))
 			if errors.Is(err, fs.ErrNotExist) {
 				return usage(err)

@@ -61,14 +61,11 @@ func publishCommand() *cli.Command {
 			}),
 		Flags: []cli.Flag{storeURLFlag(), storeChannelFlag(), storeByFlag(), allowUnsignedFlag(), formatFlag("text", "json")},
 		Action: func(c *cli.Context) error {
-			f, err := format(c, "text", "json")
+			f, arg, err := formatAndOneArg(c, "publish takes one MANIFEST file")
 			if err != nil {
 				return err
 			}
-			if c.NArg() != 1 {
-				return usage(fmt.Errorf("publish takes one MANIFEST file"))
-			}
-			s, err := storeReadManifest(c.Context, c.Args().First())
+			s, err := storeReadManifest(c.Context, arg)
 			if err != nil {
 				return err
 			}

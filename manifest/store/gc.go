@@ -248,20 +248,13 @@ func keepReason(newest bool, held string, live map[manifest.Digest]bool, floor i
 // lowest generation among them (math.MinInt64 when there is no channel:
 // then every manifest could still be named by a new one).
 func liveSet(ctx context.Context, st manifest.Store, release string) (map[manifest.Digest]bool, int64, error) {
-	names, err := st.Channels(ctx, release)
+	ps, err := channelPointers(ctx, st, release)
 	if err != nil {
-		return nil, 0, fmt.Errorf("listing channels of %s: %w", release, err)
+		return nil, 0, err
 	}
 	live := map[manifest.Digest]bool{}
 	floor := int64(math.MaxInt64)
-	for _, n := range names {
-		p, err := st.Channel(ctx, release, n)
-		if errors.Is(err, manifest.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, 0, fmt.Errorf("reading channel %s: %w", n, err)
-		}
+	for _, p := range ps {
 		live[p.Digest] = true
 		floor = min(floor, p.Generation)
 	}

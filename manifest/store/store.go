@@ -57,25 +57,15 @@ func checkFloor(ctx context.Context, st manifest.Store, s *manifest.Signed, chan
 	if !errors.Is(err, manifest.ErrNotFound) {
 		return fmt.Errorf("reading channel %s: %w", channel, err)
 	}
-	names, err := st.Channels(ctx, release)
+	ps, err := channelPointers(ctx, st, release)
 	if err != nil {
-		return fmt.Errorf("listing channels of %s: %w", release, err)
+		return err
 	}
 	var low *manifest.Pointer
 	lowName := ""
-	for _, n := range names {
-		if n == channel {
-			continue
-		}
-		p, err := st.Channel(ctx, release, n)
-		if errors.Is(err, manifest.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("reading channel %s: %w", n, err)
-		}
-		if low == nil || p.Generation < low.Generation {
-			low, lowName = p, n
+	for _, p := range ps {
+		if p.Channel != channel && (low == nil || p.Generation < low.Generation) {
+			low, lowName = p, p.Channel
 		}
 	}
 	if low == nil || s.Manifest.Release.Generation >= low.Generation {
@@ -87,6 +77,28 @@ func checkFloor(ctx context.Context, st manifest.Store, s *manifest.Signed, chan
 		HaveDigest: low.Digest, OfferedDigest: s.Digest,
 		Floor: lowName,
 	}
+}
+
+// channelPointers reads the pointer of every channel of release; a
+// channel deleted between the listing and the read is left out, a pointer
+// that cannot be read is an error (what is live cannot be known).
+func channelPointers(ctx context.Context, st manifest.Store, release string) ([]*manifest.Pointer, error) {
+	names, err := st.Channels(ctx, release)
+	if err != nil {
+		return nil, fmt.Errorf("listing channels of %s: %w", release, err)
+	}
+	var ps []*manifest.Pointer
+	for _, n := range names {
+		p, err := st.Channel(ctx, release, n)
+		if errors.Is(err, manifest.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading channel %s: %w", n, err)
+		}
+		ps = append(ps, p)
+	}
+	return ps, nil
 }
 
 // UnsignedError is a manifest that would be published with no signature

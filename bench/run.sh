@@ -14,12 +14,18 @@
 #	pin-warm   lockstep pin of 100 tags (cache)      a loop of crane digest
 #	pin-cold   lockstep pin --cache ''               a loop of crane digest
 #	hash       lockstep record, 1 GiB, 20,000 files  sha256sum (one process)
+#	fleet-N    lockstep fleet check, N agents        the same GETs, bodies discarded (fleetsim -fetch)
+#	fleet-N-rss  its peak RSS                        the floor's peak RSS
+#	webhook-p99  webhook p99, Pod review, TLS        GET /healthz p99 at the same rate
+#	storm-outage  requests in a CDN outage           the fault-free run's (1,000 checkers)
+#	storm-outage-nobreaker  the same, breakers off   the fault-free run's
+#	storm-recovery  busiest second after recovery    the fault-free steady rate
 #
 # The scripts it runs (bench/start.sh, admit.sh, parse.sh, cdn.sh, pin.sh,
-# hash.sh) each print one `bench` line per run (bench/lib.sh); their own
+# hash.sh, fleet.sh, webhook.sh, storm.sh) each print one `bench` line per run (bench/lib.sh); their own
 # tables go to OUT/NAME.log. lockstep is built once for all of them.
 #
-#   bench/run.sh              ROUNDS=5 CDN_SIZES="1000 10000 100000" OUT=a new directory
+#   bench/run.sh              ROUNDS=5 CDN_SIZES="1000 10000 100000" FLEET_SIZE=100000 OUT=a new directory
 #   QUICK=1 bench/run.sh      each benchmark once on small inputs: checks that
 #                             the runner works end to end, measures nothing
 set -euo pipefail
@@ -29,6 +35,7 @@ ROUNDS=${ROUNDS:-5}
 CDN_SIZES=${CDN_SIZES:-1000 10000 100000}
 PIN_TAGS=100 ADMIT_RUNS=100 STARTS=20 BENCHTIME=1s
 HASH_FILES=20000 HASH_BYTES=1073741824 HASH_DIR=/tmp/lockstep-bench-hash
+FLEET_SIZE=${FLEET_SIZE:-100000} FLEET_PORTS=1000 WEBHOOK_DURATION=10s
 OUT=${OUT:-$(mktemp -d /tmp/lockstep-bench-run.XXXXXX)}
 mkdir -p "$OUT"
 tmp=$(mktemp -d)
@@ -36,6 +43,7 @@ trap 'rm -rf "$tmp"' EXIT
 if [ "$QUICK" = 1 ]; then
 	ROUNDS=1 CDN_SIZES=200 PIN_TAGS=3 ADMIT_RUNS=2 STARTS=2 BENCHTIME=2x
 	HASH_FILES=50 HASH_BYTES=1048576 HASH_DIR=$tmp/tree
+	FLEET_SIZE=2000 FLEET_PORTS=100
 fi
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 load_start=$(load) started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -62,6 +70,9 @@ ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run parse bench/parse.sh
 for n in $CDN_SIZES; do RUNS=$ROUNDS QUICK=$QUICK run "cdn-$n" bench/cdn.sh "$n"; done
 run pin bench/pin.sh "$PIN_TAGS" "$ROUNDS"
 RUNS=$ROUNDS FILES=$HASH_FILES BYTES=$HASH_BYTES run hash bench/hash.sh "$HASH_DIR"
+RUNS=$ROUNDS PORTS=$FLEET_PORTS run fleet bench/fleet.sh "$FLEET_SIZE"
+ROUNDS=$ROUNDS QUICK=$QUICK run webhook bench/webhook.sh
+ROUNDS=$ROUNDS QUICK=$QUICK run storm bench/storm.sh
 
 echo "# bench/run.sh, $started to $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(uname -m), $ROUNDS rounds$([ "$QUICK" = 1 ] && echo ', QUICK=1: not a measurement')"
 echo "# load average at the start: $load_start; at the end: $(load)"

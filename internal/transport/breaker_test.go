@@ -228,3 +228,28 @@ type net503 struct{}
 func (*net503) Error() string   { return "503" }
 func (*net503) Timeout() bool   { return true }
 func (*net503) Temporary() bool { return true }
+
+// A client that asks many hosts once each keeps no per-host state for the
+// hosts it is done with: neither slots nor breakers (a fleet check asks
+// 100,000 hosts).
+func TestNoStatePerHostDone(t *testing.T) {
+	c := New(fast())
+	for range 20 {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+		resp, err := get(t, c, srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		srv.Close()
+	}
+	c.hosts.mu.Lock()
+	slots := len(c.hosts.slots)
+	c.hosts.mu.Unlock()
+	c.breakers.mu.Lock()
+	breakers := len(c.breakers.hosts)
+	c.breakers.mu.Unlock()
+	if slots != 0 || breakers != 0 {
+		t.Errorf("after requests to 20 hosts are done: %d hosts' slots and %d breakers kept, want none", slots, breakers)
+	}
+}

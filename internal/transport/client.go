@@ -102,7 +102,7 @@ func New(p Policy, opts ...Option) *Client {
 	c := &Client{
 		policy:   p,
 		base:     base,
-		hosts:    hostSlots{max: p.MaxConnsPerHost, slots: map[string]chan struct{}{}},
+		hosts:    hostSlots{max: p.MaxConnsPerHost, slots: map[string]*hostSlot{}},
 		budget:   budget{tokens: float64(p.RetryFloor), capacity: float64(p.RetryFloor), ratio: p.RetryRatio},
 		breakers: newBreakers(p),
 		logger:   slog.New(slog.DiscardHandler),

@@ -253,3 +253,38 @@ func TestNoStatePerHostDone(t *testing.T) {
 		t.Errorf("after requests to 20 hosts are done: %d hosts' slots and %d breakers kept, want none", slots, breakers)
 	}
 }
+
+// A probe that says nothing of the host (its caller gave up) does not
+// leave the breaker waiting for it: the next request probes.
+func TestBreakerProbeCancelled(t *testing.T) {
+	var up atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	p := fast()
+	p.MaxAttempts, p.RetryFloor, p.BreakerFailures, p.BreakerCooldown = 1, 100, 3, 20*time.Millisecond
+	c := New(p)
+	for range 3 {
+		resp, err := get(t, c, srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	time.Sleep(25 * time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	if _, err := c.HTTPClient().Do(req); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled probe: %v, want context.Canceled", err)
+	}
+	up.Store(true)
+	resp, err := get(t, c, srv.URL)
+	if err != nil {
+		t.Fatalf("the request after a cancelled probe: %v, want it sent as the probe", err)
+	}
+	resp.Body.Close()
+}

@@ -34,11 +34,6 @@ func (r retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	host := hostKey(req)
 	for attempt := 0; ; attempt++ {
-		probe, err := c.breakers.allow(host)
-		if err != nil {
-			c.circuitOpen.Add(1)
-			return nil, err
-		}
 		if attempt > 0 && req.Body != nil && req.Body != http.NoBody {
 			if req.GetBody == nil {
 				return nil, fmt.Errorf("%s %s: retrying a request whose body cannot be rewound", req.Method, req.URL)
@@ -49,6 +44,13 @@ func (r retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			req = req.Clone(ctx)
 			req.Body = b
+		}
+		// Asked last, just before the attempt: a probe the breaker lets
+		// through must report its outcome (done, below).
+		probe, err := c.breakers.allow(host)
+		if err != nil {
+			c.circuitOpen.Add(1)
+			return nil, err
 		}
 		actx, cancel := context.WithTimeout(ctx, c.policy.Timeout)
 		resp, err := roundTripper{c}.RoundTrip(req.WithContext(actx))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
+	"github.com/lockstep-dev/lockstep/manifest/assets/graph"
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
@@ -48,6 +49,12 @@ type Options struct {
 	// Assets says which files to hash. An empty Assets.Dir records no
 	// assets. Assets.CDN is set from CDN; a nil Assets.Logger is Logger.
 	Assets assets.Options
+	// NoGraph records no asset graph (manifest.File.Loads, drawn by
+	// graph.Build from the asset lists and the files): the manifest is then
+	// written as lockstep.dev/v1, which gates older than v2 read. By default
+	// the graph is recorded, and a manifest whose assets load one another
+	// is lockstep.dev/v2.
+	NoGraph bool
 	// CDN holds the base URLs the assets are served under (required with
 	// assets); Origin is the CDN's origin, optional.
 	CDN    []string
@@ -138,6 +145,11 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 				ao.Logger = opts.Logger
 			}
 			hashed, hashErr = assets.Hash(ctx, ao)
+			if hashErr == nil && !opts.NoGraph {
+				_, hashErr = graph.Build(ctx, hashed.Files, graph.Options{
+					Dir: ao.Dir, Lists: ao.Lists, PublicPath: ao.PublicPath, CDN: ao.CDN, Workers: ao.Workers, Logger: ao.Logger,
+				})
+			}
 			if hashErr != nil {
 				cancel()
 			}

@@ -44,8 +44,10 @@ type Options struct {
 	Unlisted Unlisted
 	// Exclude holds path.Match patterns; a file or directory whose path
 	// relative to Dir, or whose name, matches one is left out of the walk
-	// and counted in Result.Excluded. Files named by a List are never
-	// excluded.
+	// and counted in Result.Excluded. It applies to the Lists' entries as
+	// well (webpack's lists name *.map and index.html): an entry that
+	// matches, or that lies in a directory that matches, is left out and
+	// counted the same way. A recorded file is never in Result.Excluded.
 	Exclude []string
 	// PublicPath is a prefix that asset list entries carry and paths
 	// relative to Dir do not (webpack's output.publicPath, e.g. "/static/").
@@ -105,12 +107,20 @@ type Error struct {
 	Path   string
 	Reason string
 	Err    error
+	// PublicPath, when set, is the prefix that the asset list's entries
+	// carry and the asset directory does not have ("/static/"): the
+	// missing file is there without it, so Options.PublicPath should
+	// probably be this.
+	PublicPath string
 }
 
 func (e *Error) Error() string {
 	msg := fmt.Sprintf("asset %s: %s", e.Path, e.Reason)
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
+	}
+	if e.PublicPath != "" {
+		msg += fmt.Sprintf(" (the asset directory has it without the prefix %q: is that the public path?)", e.PublicPath)
 	}
 	return msg
 }
@@ -209,6 +219,32 @@ type walker struct {
 	files    []pending
 	seen     map[string]string // rel -> abs
 	excluded []string
+	// excludedSet holds excluded's paths, which the lists and the walk
+	// may both come upon.
+	excludedSet map[string]bool
+}
+
+// exclude records that rel was left out.
+func (w *walker) exclude(rel string) {
+	if w.excludedSet == nil {
+		w.excludedSet = map[string]bool{}
+	}
+	if !w.excludedSet[rel] {
+		w.excludedSet[rel] = true
+		w.excluded = append(w.excluded, rel)
+	}
+}
+
+// excludedEntry says whether an asset list's entry is left out: it, or a
+// directory it lies in, matches a pattern (as the walk would have left it
+// out). The path counted is the entry's own.
+func (w *walker) excludedEntry(rel string) bool {
+	for p := rel; p != "." && p != "/" && p != ""; p = path.Dir(p) {
+		if w.excludedPath(p) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *walker) add(rel, abs string) error {
@@ -264,7 +300,7 @@ func (w *walker) dir(ctx context.Context, abs, rel string, stack []string) error
 		r := path.Join(rel, ent.Name())
 		a := filepath.Join(abs, ent.Name())
 		if w.excludedPath(r) {
-			w.excluded = append(w.excluded, r)
+			w.exclude(r)
 			continue
 		}
 		mode := ent.Type()
@@ -314,11 +350,16 @@ func (w *walker) list(file string) error {
 		if err := manifest.ValidatePath(rel); err != nil {
 			return &Error{Path: rel, Reason: "unsafe path in " + file, Err: err}
 		}
+		if w.excludedEntry(rel) {
+			w.exclude(rel)
+			continue
+		}
 		real, err := w.inside(rel, filepath.Join(w.root, filepath.FromSlash(rel)))
 		if err != nil {
 			var ae *Error
 			if errors.As(err, &ae) && errors.Is(err, fs.ErrNotExist) {
 				ae.Reason = "is named by " + file + " but is not in the asset directory"
+				ae.PublicPath = w.publicPathHint(rel)
 			}
 			return err
 		}
@@ -334,6 +375,22 @@ func (w *walker) list(file string) error {
 		}
 	}
 	return nil
+}
+
+// publicPathHint returns the leading directories of a missing list entry
+// without which it is a file of the asset directory, as a prefix
+// ("/static/"), or "".
+func (w *walker) publicPathHint(rel string) string {
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		if _, err := os.Stat(filepath.Join(w.root, filepath.FromSlash(strings.Join(parts[:i], "/")))); err == nil {
+			return "" // the prefix exists: the file is just missing
+		}
+		if fi, err := os.Stat(filepath.Join(w.root, filepath.FromSlash(strings.Join(parts[i:], "/")))); err == nil && fi.Mode().IsRegular() {
+			return "/" + strings.Join(parts[:i], "/") + "/"
+		}
+	}
+	return ""
 }
 
 func orDot(rel string) string {

@@ -61,7 +61,7 @@ func recordFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "asset-list", Usage: "a Vite (.vite/manifest.json) or webpack assets manifest `FILE` naming the assets to hash, instead of walking --assets (repeatable)"},
 		&cli.BoolFlag{Name: "walk", Usage: "with --asset-list, also hash every file under --assets (what --unlisted record does)"},
 		&cli.StringFlag{Name: "unlisted", Value: string(assets.UnlistedRecord), Usage: "with --asset-list, the files under --assets it does not name (Vite's public/ copies), which the CDN serves too: record (hash them, named on stderr) or refuse (exit 2, naming them)"},
-		&cli.StringSliceFlag{Name: "exclude", Usage: "leave out of the walk the files or directories whose path or name matches `PATTERN` (path.Match; repeatable; each is logged)"},
+		&cli.StringSliceFlag{Name: "exclude", Usage: "leave out the files or directories, walked or named by --asset-list, whose path or name matches `PATTERN` (path.Match; repeatable; each is logged)"},
 		&cli.BoolFlag{Name: "asset-graph", Value: true, Usage: "record what each asset loads (its imports, lazy chunks, CSS, fonts, images, workers), the graph admit's closure check walks; --asset-graph=false writes the manifest as lockstep.dev/v1, for gates older than v2"},
 		&cli.StringFlag{Name: "public-path", Usage: "a `PREFIX` that --asset-list entries carry and paths under --assets do not (webpack's publicPath)"},
 		&cli.StringSliceFlag{Name: "cdn", Usage: "a CDN base `URL` the assets are served under (repeatable)"},
@@ -107,6 +107,9 @@ func recordAction(c *cli.Context) error {
 		}
 	}
 	var ae *assets.Error
+	if errors.As(err, &ae) && ae.PublicPath != "" {
+		return usage(fmt.Errorf("%w: try --public-path %s", err, ae.PublicPath))
+	}
 	if errors.As(err, &ae) {
 		return usage(err)
 	}

@@ -144,10 +144,17 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 			if ao.Logger == nil {
 				ao.Logger = opts.Logger
 			}
+			// The graph's references are read as the files are hashed,
+			// each file once.
+			refs := &graph.Collector{}
+			if !opts.NoGraph {
+				ao.Inspect = refs.Inspect
+			}
 			hashed, hashErr = assets.Hash(ctx, ao)
 			if hashErr == nil && !opts.NoGraph {
 				_, hashErr = graph.Build(ctx, hashed.Files, graph.Options{
 					Dir: ao.Dir, Lists: ao.Lists, PublicPath: ao.PublicPath, CDN: ao.CDN, Workers: ao.Workers, Logger: ao.Logger,
+					Collected: refs,
 				})
 			}
 			if hashErr != nil {

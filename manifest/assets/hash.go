@@ -63,6 +63,13 @@ type Options struct {
 	Progress func(done, total int64)
 	// Logger receives what was excluded; nil is silent.
 	Logger *slog.Logger
+	// Inspect, if set, is asked by the hashing workers about each file
+	// before it is read; for a file it returns a function for, the file is
+	// read whole into memory, hashed, and the function is called with the
+	// hashed bytes (so what it inspects is what was recorded), on the
+	// worker's goroutine. The asset graph reads references this way
+	// (graph.Collector), so that no file is read twice.
+	Inspect func(path string, size int64) func(data []byte)
 }
 
 // Unlisted is Options.Unlisted.
@@ -432,7 +439,7 @@ func hashAll(ctx context.Context, files []pending, opts Options) ([]manifest.Fil
 			defer wg.Done()
 			buf := make([]byte, bufSize)
 			for i := range jobs {
-				f, err := hashFile(files[i], buf)
+				f, err := hashFile(files[i], buf, opts.Inspect)
 				results <- hashed{i: i, file: f, err: err}
 			}
 		}()
@@ -477,8 +484,9 @@ func hashAll(ctx context.Context, files []pending, opts Options) ([]manifest.Fil
 }
 
 // hashFile reads one file through buf and returns its manifest entry. A
-// file whose size changes while it is read is an error.
-func hashFile(p pending, buf []byte) (manifest.File, error) {
+// file whose size changes while it is read is an error. A file that
+// inspect wants is read whole and given to it after it is hashed.
+func hashFile(p pending, buf []byte, inspect func(string, int64) func([]byte)) (manifest.File, error) {
 	f, err := os.Open(p.abs)
 	if err != nil {
 		return manifest.File{}, &Error{Path: p.rel, Reason: "cannot open", Err: err}
@@ -491,15 +499,35 @@ func hashFile(p pending, buf []byte) (manifest.File, error) {
 	if !fi.Mode().IsRegular() {
 		return manifest.File{}, &Error{Path: p.rel, Reason: "is no longer a regular file"}
 	}
+	var use func([]byte)
+	if inspect != nil {
+		use = inspect(p.rel, fi.Size())
+	}
 	h := sha256.New()
-	// Reading exactly the size saves the read that would see EOF; a
-	// file that shrank gives fewer bytes.
-	n, err := io.CopyBuffer(h, io.LimitReader(f, fi.Size()), buf)
+	var n int64
+	var whole []byte
+	if use != nil {
+		whole = make([]byte, fi.Size())
+		var k int
+		k, err = io.ReadFull(f, whole)
+		if err == io.ErrUnexpectedEOF {
+			err = nil
+		}
+		n, whole = int64(k), whole[:k]
+		h.Write(whole)
+	} else {
+		// Reading exactly the size saves the read that would see EOF; a
+		// file that shrank gives fewer bytes.
+		n, err = io.CopyBuffer(h, io.LimitReader(f, fi.Size()), buf)
+	}
 	if err != nil {
 		return manifest.File{}, &Error{Path: p.rel, Reason: "cannot read", Err: err}
 	}
 	if n != fi.Size() {
 		return manifest.File{}, &Error{Path: p.rel, Reason: fmt.Sprintf("changed while it was hashed (%d bytes read, size %d)", n, fi.Size())}
+	}
+	if use != nil {
+		use(whole)
 	}
 	return manifest.File{
 		Path:        p.rel,

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
@@ -42,6 +44,47 @@ type Options struct {
 	Workers int
 	// Logger receives what was read and what could not be; nil is silent.
 	Logger *slog.Logger
+	// Collected, if set, holds the references of the files that
+	// assets.Hash read (Collector): those are not read again.
+	Collected *Collector
+}
+
+// Collector gathers the references of the files as assets.Hash reads
+// them: set assets.Options.Inspect to its Inspect method, then pass it to
+// Build as Options.Collected, and Build reads none of those files again
+// (nor hashes them again: what Inspect is given is what was hashed). Its
+// methods are safe for concurrent use; the zero value is ready.
+type Collector struct {
+	mu   sync.Mutex
+	refs map[string]readResult
+}
+
+// Inspect is an assets.Options.Inspect: it wants the HTML, CSS and
+// JavaScript files up to MaxRead.
+func (c *Collector) Inspect(p string, size int64) func(data []byte) {
+	if kind(p) == "" || size > MaxRead {
+		return nil
+	}
+	return func(data []byte) {
+		r := refsOf(p, data)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.refs == nil {
+			c.refs = map[string]readResult{}
+		}
+		c.refs[p] = r
+	}
+}
+
+// collected returns what Inspect gathered for the file at p.
+func (c *Collector) collected(p string) (readResult, bool) {
+	if c == nil {
+		return readResult{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.refs[p]
+	return r, ok
 }
 
 // Result counts what Build found.
@@ -72,9 +115,12 @@ type Result struct {
 // invisible to a reading of the code. A file's loads are a lower bound;
 // cdn check and admit --all-assets check every file.
 //
-// A file is read once and its SHA-256 compared with the recorded one: a
-// file that changed since it was hashed is an *assets.Error, as is one
-// that cannot be read, or an asset list that cannot be parsed.
+// A file that Options.Collected holds is not read again (record reads
+// each file once, as it hashes it). Any other is read and its SHA-256
+// compared with the recorded one: a file that changed since it was hashed
+// is an *assets.Error, as is one that cannot be read, or an asset list
+// that cannot be parsed. A file that is not text (a NUL or invalid UTF-8
+// at its start) has no references.
 func Build(ctx context.Context, files []manifest.File, opts Options) (*Result, error) {
 	log := opts.Logger
 	if log == nil {
@@ -207,6 +253,11 @@ func readAll(ctx context.Context, files []manifest.File, opts Options) ([]readRe
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
+				if r, ok := opts.Collected.collected(files[todo[j]].Path); ok {
+					r.i = todo[j]
+					out[j] = r
+					continue
+				}
 				out[j] = readOne(opts.Dir, todo[j], files[todo[j]])
 				if out[j].err != nil {
 					cancel()
@@ -257,7 +308,18 @@ func readOne(dir string, i int, f manifest.File) readResult {
 		rr.err = &assets.Error{Path: f.Path, Reason: fmt.Sprintf("changed since it was hashed (%d bytes now, %d recorded)", len(data), f.Size)}
 		return rr
 	}
-	switch kind(f.Path) {
+	refs := refsOf(f.Path, data)
+	refs.i = i
+	return refs
+}
+
+// refsOf returns the references in a file's bytes, by its kind.
+func refsOf(p string, data []byte) readResult {
+	rr := readResult{parsed: true}
+	if !looksLikeText(data) {
+		return rr // a browser reads no references from a binary file
+	}
+	switch kind(p) {
 	case "html":
 		rr.refs = htmlRefs(data)
 	case "css":
@@ -267,4 +329,23 @@ func readOne(dir string, i int, f manifest.File) readResult {
 		rr.refs, rr.parsed = jsStrings(data)
 	}
 	return rr
+}
+
+// looksLikeText says whether the start of a file is text: no NUL byte and
+// valid UTF-8 in its first 1 KiB (a character cut at the 1 KiB mark
+// allowed). A file named .js that holds binary data is no script a browser
+// runs, and reading it for references would cost a parse of noise.
+func looksLikeText(data []byte) bool {
+	head := data[:min(len(data), 1024)]
+	if bytes.IndexByte(head, 0) >= 0 {
+		return false
+	}
+	for len(head) > 0 {
+		r, n := utf8.DecodeRune(head)
+		if r == utf8.RuneError && n <= 1 {
+			return len(head) < utf8.UTFMax && len(data) > 1024
+		}
+		head = head[n:]
+	}
+	return true
 }

@@ -198,3 +198,48 @@ func TestChangedSinceHashed(t *testing.T) {
 		t.Errorf("Build = %v, want an *assets.Error for app.js", err)
 	}
 }
+
+// TestCollected: references gathered while hashing (assets.Options.Inspect)
+// give the same graph as reading the files, and Build reads none of them
+// again: here they are gone from the disk by then.
+func TestCollected(t *testing.T) {
+	src := fixtureDir("vite-react")
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	lists := []string{filepath.Join(dir, ".vite", "manifest.json")}
+	c := &Collector{}
+	h, err := assets.Hash(context.Background(), assets.Options{Dir: dir, Lists: lists, Inspect: c.Inspect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range h.Files {
+		if kind(f.Path) != "" {
+			if err := os.Remove(filepath.Join(dir, filepath.FromSlash(f.Path))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := Build(context.Background(), h.Files, Options{Dir: dir, Lists: lists, Collected: c, CDN: []string{"https://cdn.example/app/"}}); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := record(t, "vite-react", "", []string{".vite/manifest.json"}, true)
+	if got, want := render(h.Files), render(want); got != want {
+		t.Errorf("the collected graph differs from the read one:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestBinaryIsNotRead: a file named .js that holds binary data has no
+// references (and costs no parse).
+func TestBinaryIsNotRead(t *testing.T) {
+	if r := refsOf("a.js", []byte("\x00\x01import(\"./b.js\")")); len(r.refs) != 0 {
+		t.Errorf("refs of binary = %q, want none", r.refs)
+	}
+	if r := refsOf("a.js", []byte("\xff\xfeimport(\"./b.js\")")); len(r.refs) != 0 {
+		t.Errorf("refs of invalid UTF-8 = %q, want none", r.refs)
+	}
+	if r := refsOf("a.js", []byte("/* é */ import(\"./b.js\")")); len(r.refs) != 1 {
+		t.Errorf("refs of UTF-8 text = %q, want ./b.js", r.refs)
+	}
+}

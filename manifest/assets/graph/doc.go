@@ -21,12 +21,13 @@
 //     chunks from a table of ids and hashes).
 //
 // The parser was measured against the same package's lexer alone
-// (BenchmarkJSStrings): the lexer is four to six times faster (about 40
-// against 10 MB/s on a loaded machine), but must guess whether a "/" starts
+// (BenchmarkJSStrings): the lexer is about seven times faster (bench/graph.sh,
+// interleaved, load 10.5: a 2.8 MB bundle in 36 against 275 ms at the
+// median, 75 against 10 MB/s), but must guess whether a "/" starts
 // a regular expression, and a wrong guess loses the strings after it
-// (TestJSLexerGuess); the parser knows. It reads the fixtures' 145 KB
-// bundle in about 15 ms, so a build's few megabytes of JavaScript cost
-// record well under a second. Code the parser refuses (syntax newer than
+// (TestJSLexerGuess); the parser knows. At 10 MB/s a build's few megabytes of
+// JavaScript cost record well under a second, on the hashing workers
+// (Collector), each file read once. Code the parser refuses (syntax newer than
 // it knows) is read with the lexer and named in [Result.Unparsed].
 // esbuild's parser, the reference, is internal to its module and cannot be
 // imported.

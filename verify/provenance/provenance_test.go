@@ -114,6 +114,14 @@ func TestVerify(t *testing.T) {
 			sigtest.AttestImage(t, d, otherKey, sigtest.Provenance(t, repo, commit, d), nil, nil, nil)
 			sigtest.AttestImage(t, d, key, sigtest.Provenance(t, repo, commit2, d), nil, nil, nil)
 		}, provenance.CheckCommit},
+		{"a valid signature over a statement that is not in-toto", func(d name.Digest) {
+			st := bytes.Replace(sigtest.Provenance(t, repo, commit, d), []byte("https://in-toto.io/Statement/v1"), []byte("https://example.com/Statement/v1"), 1)
+			sigtest.AttestImage(t, d, key, st, nil, nil, nil)
+		}, provenance.CheckStatement},
+		{"a signed predicate of another type", func(d name.Digest) {
+			st := bytes.Replace(sigtest.Provenance(t, repo, commit, d), []byte("https://slsa.dev/provenance/v1"), []byte("https://cyclonedx.org/bom"), 1)
+			sigtest.AttestImage(t, d, key, st, nil, nil, nil)
+		}, provenance.CheckPredicateType},
 		{"one statement about many digests, ours among them", func(d name.Digest) {
 			a, _ := image("many-a")
 			b, _ := image("many-b")

@@ -2,7 +2,9 @@ package provenance_test
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -115,4 +117,72 @@ func attest(t *testing.T, cosign *sigtest.Cosign, keyDir string, d name.Digest, 
 	t.Helper()
 	base := []string{"attest", "--key", "cosign.key", "--tlog-upload=false", "--use-signing-config=false", "--allow-http-registry", "--allow-insecure-registry", "-y"}
 	cosign.MustRun(t, keyDir, append(append(base, args...), d.String())...)
+}
+
+// TestCosignKeylessAttestation: `cosign attest` with a certificate (and
+// chain) of a test CA for the GitHub workflow identity, as a keyless
+// signer's, passes against that identity and the CA's trusted root,
+// offline; another workflow's identity or another CA refuses (signature).
+func TestCosignKeylessAttestation(t *testing.T) {
+	cosign := sigtest.RequireCosign(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	ca := sigtest.NewCA(t)
+	const wf = "https://github.com/lockstep-dev/store/.github/workflows/release.yml@refs/heads/main"
+	const issuer = "https://token.actions.githubusercontent.com"
+	k, cert := ca.LeafKey(t, wf, issuer)
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"leaf.pem":   pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}),
+		"leaf.crt":   sigtest.CertPEM(t, cert),
+		"chain.pem":  ca.ChainPEM(t),
+		"slsa1.json": mustJSON(t, sigtest.SLSAv1Predicate(repo, commit)),
+	}
+	for n, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cosign.MustRun(t, dir, "import-key-pair", "--key", "leaf.pem", "--output-key-prefix", "leaf")
+	reg := sigtest.NewRegistry(t)
+	d := pushImage(t, reg.Host, "store/web", "keyless")
+	im := sigtest.Pin(t, "web", d)
+	cosign.MustRun(t, dir, "attest", "--key", "leaf.key", "--certificate", "leaf.crt", "--certificate-chain", "chain.pem",
+		"--type", "slsaprovenance1", "--predicate", "slsa1.json", "--tlog-upload=false", "--use-signing-config=false",
+		"--allow-http-registry", "--allow-insecure-registry", "-y", d.String())
+
+	trust := func(identity string, cas ...*sigtest.CA) signature.Options {
+		return signature.Options{Identity: &signature.Identity{Subject: identity, Issuer: issuer}, TrustedRoot: sigtest.TrustedRoot(t, cas...), IgnoreTlog: true, IgnoreSCT: true}
+	}
+	got, err := keyed(t, trust(wf, ca)).Verify(ctx, []manifest.Image{im}, source)
+	if err != nil {
+		t.Fatalf("Verify(cosign's keyless attestation) = %v", err)
+	}
+	if len(got) != 1 || got[0].Certificate == "" || got[0].Chain == "" {
+		t.Fatalf("Verify returned %+v, want one attestation carrying cosign's certificate and chain", got)
+	}
+	m := &manifest.Manifest{Release: manifest.Release{Source: source}, Images: []manifest.Image{im}, Verification: &manifest.Verification{Attestations: got}}
+	if err := keyed(t, trust(wf, ca)).VerifyEmbedded(ctx, m); err != nil {
+		t.Errorf("VerifyEmbedded(cosign's keyless attestation) = %v", err)
+	}
+	for name, o := range map[string]signature.Options{
+		"another workflow": trust(strings.Replace(wf, "release.yml", "evil.yml", 1), ca),
+		"another CA":       trust(wf, sigtest.NewCA(t)),
+	} {
+		if _, err := keyed(t, o).Verify(ctx, []manifest.Image{im}, source); check(t, err) != provenance.CheckSignature {
+			t.Errorf("Verify(keyless, %s) = %v, want a signature refusal", name, err)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -25,9 +25,11 @@
 //
 // Which digests: each image's pinned digest (its index, or its only
 // manifest) must have a provenance that passes. A platform manifest of an
-// index is bound through the index's digest; when attestations are
-// attached to the platform manifest itself, one of them must pass too (a
-// platform built from another commit is refused).
+// index is bound through the index's digest (the index names it by
+// digest); when the builder has attached a provenance to the platform
+// manifest itself, it must pass too (a platform built from another commit
+// is refused), while attestations of other signers or of other kinds (an
+// SBOM, a scan) on it are left alone.
 //
 // Verify reads the registry and returns the attestations that passed, to
 // embed in the manifest (manifest.Verification.Attestations);

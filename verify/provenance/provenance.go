@@ -202,13 +202,19 @@ func (v *Verifier) check(ctx context.Context, t target, found []manifest.Embedde
 	var best *Error
 	for _, a := range found {
 		e := v.checkOne(ctx, a, t.digest, src)
-		if e == nil {
+		switch {
+		case e == nil:
 			passed = append(passed, a)
 			continue
+		case !t.required && !builderProvenance(e.Check):
+			continue // a platform manifest is bound through its index
 		}
 		if best == nil || rank[e.Check] > rank[best.Check] {
 			best = e
 		}
+	}
+	if best == nil && !t.required {
+		return passed, nil
 	}
 	if len(passed) > 0 {
 		v.log.Debug("provenance verified", "image", t.image.Name, "digest", t.digest, "attestations", len(passed), "of", len(found))
@@ -219,6 +225,16 @@ func (v *Verifier) check(ctx context.Context, t target, found []manifest.Embedde
 		best.Reason = fmt.Sprintf("none of %d attestations passes; the closest: %s", len(found), best.Reason)
 	}
 	return nil, best
+}
+
+// builderProvenance reports whether an attestation that failed check c
+// refuses a platform manifest: a statement signed by the builder about
+// another artifact (subject), or an SLSA provenance of another source
+// (repository, commit). Another signer's attestation, a payload that is
+// not a statement, or the builder's statement of another kind (an SBOM, a
+// scan) says nothing about where the platform was built.
+func builderProvenance(c Check) bool {
+	return c == CheckSubject || c == CheckRepository || c == CheckCommit
 }
 
 // checkOne verifies one attestation's signature, then its statement.

@@ -166,7 +166,7 @@ func TestVerify(t *testing.T) {
 
 // TestVerifyIndex: an index's digest needs a provenance; a platform
 // manifest with a provenance of its own from another commit is refused
-// even when the index's passes.
+// even when the index's passes; other attestations on it are left alone.
 func TestVerifyIndex(t *testing.T) {
 	ctx := context.Background()
 	reg := sigtest.NewRegistry(t)
@@ -186,7 +186,17 @@ func TestVerifyIndex(t *testing.T) {
 	if len(got) != 2 {
 		t.Errorf("Verify returned %d attestations, want 2 (the index's, the platform's)", len(got))
 	}
-	sigtest.AttestImage(t, plats["linux/arm64"], key, sigtest.Provenance(t, repo, commit2, plats["linux/arm64"]), nil, nil, nil)
+	// Another signer's provenance and the builder's SBOM on a platform say
+	// nothing about it: still admitted.
+	arm := plats["linux/arm64"]
+	sigtest.AttestImage(t, arm, sigtest.Key(t), sigtest.Provenance(t, repo, commit2, arm), nil, nil, nil)
+	sbom := bytes.Replace(sigtest.Provenance(t, repo, commit2, arm), []byte("https://slsa.dev/provenance/v1"), []byte("https://spdx.dev/Document"), 1)
+	sigtest.AttestImage(t, arm, key, sbom, nil, nil, nil)
+	if _, err := v.Verify(ctx, []manifest.Image{im}, source); err != nil {
+		t.Errorf("Verify(another signer's and an SBOM on arm64) = %v, want admitted", err)
+	}
+	// The builder's provenance of arm64 from another commit refuses.
+	sigtest.AttestImage(t, arm, key, sigtest.Provenance(t, repo, commit2, arm), nil, nil, nil)
 	_, err = v.Verify(ctx, []manifest.Image{im}, source)
 	var pe *provenance.Error
 	if !errors.As(err, &pe) || pe.Check != provenance.CheckCommit || !strings.Contains(pe.Subject, "linux/arm64") {

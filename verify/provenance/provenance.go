@@ -78,7 +78,7 @@ func (v *Verifier) Builder() string { return v.opt.Trust.Want() }
 type target struct {
 	image    *manifest.Image
 	digest   manifest.Digest
-	what     string // "index", "image" or a platform
+	what     string // "index", "manifest" or a platform
 	required bool   // the image's pinned digest: it must have a provenance
 }
 
@@ -89,7 +89,7 @@ func (t target) subject() string {
 // targets are the digests of im: its pinned digest (required) and, for an
 // index, each platform manifest (checked when it has attestations).
 func targets(im *manifest.Image) []target {
-	what := "image"
+	what := "manifest"
 	if isIndex(im) {
 		what = "index"
 	}

@@ -35,7 +35,7 @@ const (
 
 // st builds a statement; fields override the defaults (a good SLSA v1
 // provenance of hexA from repo at commit).
-func st(t *testing.T, fields map[string]any) []byte {
+func st(t testing.TB, fields map[string]any) []byte {
 	t.Helper()
 	s := map[string]any{
 		"_type":         StatementV1,

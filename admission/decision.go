@@ -36,7 +36,8 @@ const (
 	// nothing (unless Config.AssetFreePages).
 	KindProbeNoAssets Kind = "probe-no-assets"
 	// KindProbeUnreadable: a probed page (or stylesheet) is in a
-	// Content-Encoding or of a content type the probe cannot read.
+	// Content-Encoding or of a content type the probe cannot read, or a
+	// JSON answer is in no asset-list shape the probe reads.
 	KindProbeUnreadable Kind = "probe-unreadable"
 	// KindRedirectOffOrigin: a request of the check was redirected to
 	// another origin, which the gate never follows.

@@ -61,7 +61,7 @@ type fixture struct {
 	raw      string // replaces the manifest file when set
 	// pageType is the page's Content-Type ("text/html" when empty);
 	// appFiles are other paths the app serves itself (its own assets),
-	// typed by their extension.
+	// typed by their extension; another path under /static/ is a 404.
 	pageType string
 	appFiles map[string]string
 	mu       sync.Mutex
@@ -100,6 +100,10 @@ func newFixture(t *testing.T, assets map[string]string, page string) *fixture {
 		body, own := fx.appFiles[r.URL.Path]
 		p, ct := strings.ReplaceAll(fx.page, "CDN", fx.cdn.URL+"/static"), cmp.Or(fx.pageType, "text/html")
 		fx.mu.Unlock()
+		if !own && strings.HasPrefix(r.URL.Path, "/static/") {
+			http.NotFound(w, r)
+			return
+		}
 		if own {
 			w.Header().Set("Content-Type", webassets.ContentType(r.URL.Path))
 			w.Header().Set("Content-Length", fmt.Sprint(len(body)))
@@ -132,6 +136,7 @@ func newFixture(t *testing.T, assets map[string]string, page string) *fixture {
 
 func (fx *fixture) write(t *testing.T) {
 	t.Helper()
+	fx.m.APIVersion = fx.m.Version() // v2 once a file has loads
 	raw, err := fx.m.Encode()
 	if err != nil {
 		t.Fatal(err)

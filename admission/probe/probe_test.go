@@ -187,3 +187,26 @@ func TestFetch(t *testing.T) {
 		t.Errorf("Fetch(closed port) = %v, want an UnavailableError", err)
 	}
 }
+
+// TestMapLocal: the references on the page's own origin are where a
+// browser fetches them, on the instance: each with the base its ID is
+// relative to.
+func TestMapLocal(t *testing.T) {
+	m := mapPage(t, "http://127.0.0.1:8080/app/", "text/html",
+		`<script src="/static/js/a.1.js?v=2"></script><script src="js/b.2.js"></script><link rel=stylesheet href="https://cdn.example.com/static/css/c.css">`+
+			`<img src="http://127.0.0.1:8080/static/img/d.png"><img src="/static/img/d.png#x">`)
+	want := []probe.Local{
+		{ID: "app/js/b.2.js", Base: "http://127.0.0.1:8080/"},
+		{ID: "img/d.png", Base: "http://127.0.0.1:8080/static/"},
+		{ID: "js/a.1.js", Base: "http://127.0.0.1:8080/static/"},
+	}
+	if !slices.Equal(m.Local, want) {
+		t.Errorf("Local = %+v, want %+v", m.Local, want)
+	}
+	if !slices.Equal(m.IDs, []string{"app/js/b.2.js", "css/c.css", "img/d.png", "js/a.1.js"}) {
+		t.Errorf("IDs = %q", m.IDs)
+	}
+	if m := mapPage(t, "http://127.0.0.1:8080/", "text/html", `<script src="https://cdn.example.com/static/a.js"></script>`); m.Local != nil {
+		t.Errorf("a page of CDN references only: Local = %+v, want none", m.Local)
+	}
+}

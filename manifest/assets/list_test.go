@@ -146,3 +146,33 @@ func TestHashListRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestParseListLoads: a Vite manifest says what each chunk's file loads
+// (its imports' and dynamic imports' files, its css and assets); webpack's
+// lists say no such thing.
+func TestParseListLoads(t *testing.T) {
+	vite := `{
+	  "index.html": {"file": "assets/index-B1.js", "isEntry": true, "imports": ["_shared-C2.js"], "dynamicImports": ["lazy.ts"],
+	    "css": ["assets/index-D3.css"], "assets": ["assets/logo-E4.svg"]},
+	  "_shared-C2.js": {"file": "assets/shared-C2.js"},
+	  "lazy.ts": {"file": "assets/lazy-F5.js", "imports": ["index.html", "_shared-C2.js"], "css": ["assets/index-D3.css"]}
+	}`
+	l, err := ParseList([]byte(vite), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"assets/index-B1.js": {"assets/index-D3.css", "assets/lazy-F5.js", "assets/logo-E4.svg", "assets/shared-C2.js"},
+		"assets/lazy-F5.js":  {"assets/index-B1.js", "assets/index-D3.css", "assets/shared-C2.js"},
+	}
+	if !reflect.DeepEqual(l.Loads, want) {
+		t.Errorf("Loads = %q, want %q", l.Loads, want)
+	}
+	w, err := ParseList([]byte(`{"main.js": "/static/main.1a.js", "entrypoints": {"main": {"assets": {"js": ["main.1a.js"]}}}}`), "/static/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Loads != nil {
+		t.Errorf("webpack Loads = %q, want none", w.Loads)
+	}
+}

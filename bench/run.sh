@@ -9,14 +9,14 @@
 #	benchmark  lockstep                              anchor
 #	start      lockstep version                      crane version
 #	admit      lockstep admit (process)              admission.Check in process
-#	closure    admit's closure check, 10,000 assets  the same check with --all-assets
 #	parse      manifest.Parse, 10,000 assets         json.Unmarshal of the same bytes
 #	cdn-N      lockstep cdn check, N HEADs on nginx  curl --parallel --parallel-max 64 -I
 #	pin-warm   lockstep pin of 100 tags (cache)      a loop of crane digest
 #	pin-cold   lockstep pin --cache ''               a loop of crane digest
 #	hash       lockstep record, 1 GiB, 20,000 files  sha256sum (one process)
+#	closure    admit's closure, 10,000 assets        the same check, --all-assets (bench/closure.sh)
 #
-# The scripts it runs (bench/start.sh, admit.sh, closure.sh, parse.sh, cdn.sh, pin.sh,
+# The scripts it runs (bench/start.sh, admit.sh, parse.sh, cdn.sh, pin.sh,
 # hash.sh) each print one `bench` line per run (bench/lib.sh); their own
 # tables go to OUT/NAME.log. lockstep is built once for all of them.
 #
@@ -29,7 +29,6 @@ QUICK=${QUICK:-0}
 ROUNDS=${ROUNDS:-5}
 CDN_SIZES=${CDN_SIZES:-1000 10000 100000}
 PIN_TAGS=100 ADMIT_RUNS=100 STARTS=20 BENCHTIME=1s
-CLOSURE_ASSETS=10000 CLOSURE_RUNS=20
 HASH_FILES=20000 HASH_BYTES=1073741824 HASH_DIR=/tmp/lockstep-bench-hash
 OUT=${OUT:-$(mktemp -d /tmp/lockstep-bench-run.XXXXXX)}
 mkdir -p "$OUT"
@@ -37,7 +36,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ "$QUICK" = 1 ]; then
 	ROUNDS=1 CDN_SIZES=200 PIN_TAGS=3 ADMIT_RUNS=2 STARTS=2 BENCHTIME=2x
-	CLOSURE_ASSETS=500 CLOSURE_RUNS=2
 	HASH_FILES=50 HASH_BYTES=1048576 HASH_DIR=$tmp/tree
 fi
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -61,6 +59,7 @@ run() { # LOG SCRIPT ARGS...: runs a bench script, keeps its bench lines
 }
 ROUNDS=$ROUNDS STARTS=$STARTS run start bench/start.sh
 ROUNDS=$ROUNDS RUNS=$ADMIT_RUNS run admit bench/admit.sh
+if [ "$QUICK" = 1 ]; then CLOSURE_RUNS=2 CLOSURE_ASSETS=500; else CLOSURE_RUNS=20 CLOSURE_ASSETS=10000; fi
 ROUNDS=$ROUNDS RUNS=$CLOSURE_RUNS ASSETS=$CLOSURE_ASSETS run closure bench/closure.sh
 ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run parse bench/parse.sh
 for n in $CDN_SIZES; do RUNS=$ROUNDS QUICK=$QUICK run "cdn-$n" bench/cdn.sh "$n"; done

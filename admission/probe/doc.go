@@ -55,7 +55,9 @@
 // relative to that base (the longest base wins). On the page's own origin
 // it is the path with the path of a CDN base stripped when it starts with
 // one, else without its leading slash: an app that serves its assets
-// itself is held to the manifest too. A reference to any other host is
+// itself is held to the manifest too, and [Mapped].Local lists such
+// references with the base on the instance they are under (the gate checks
+// them there as well). A reference to any other host is
 // foreign: it cannot be checked against the manifest or the CDN, and is
 // returned apart, never silently dropped (the admission check refuses it
 // unless the host is allowed: a page that pulls a script from an unknown

@@ -42,10 +42,11 @@ func admitCommand() *cli.Command {
 		Name:  "admit",
 		Usage: "the boot gate: admit this instance only if it runs the release and serves its assets",
 		UsageText: "lockstep admit (--manifest SRC --release NAME | --store URL --release NAME [--channel NAME]) --image NAME --running SOURCE\n" +
-			"   [--state-dir DIR] [--max-age D] [--probe URL...] [--sample N|--all-assets] [--report FILE] [--format text|json] [--dry-run]",
+			"   [--state-dir DIR] [--max-age D] [--probe URL...] [--sample N|--all-assets] [--max-closure N] [--report FILE] [--format text|json] [--dry-run]",
 		Description: describe("Fetches the release manifest and verifies its signature, asks the container runtime which\n"+
 			"image is actually running (by digest, never by tag), probes the instance's own pages for the assets it\n"+
-			"actually serves, checks them against the manifest and the CDN, and acts: completes the Auto Scaling\n"+
+			"actually serves, checks them and what they load (their closure by the manifest's asset graph) against\n"+
+			"the manifest and the CDN, and on the instance those it serves itself, and acts: completes the Auto Scaling\n"+
 			"lifecycle action (CONTINUE or ABANDON), registers the instance with a target group only when admitted,\n"+
 			"or just exits non-zero. Fails closed: what could not be checked refuses.",
 			[]string{
@@ -62,7 +63,7 @@ func admitCommand() *cli.Command {
 				1: "refused: a mismatch (a wrong digest, an asset the manifest or the CDN lacks, an expired, invalid or " +
 					"rolled-back manifest, a bad signature); when a mismatch and an unreachable dependency meet, exit 1",
 				2: "a usage error: nothing was checked (with a lifecycle hook, its DefaultResult applies)",
-				3: "refused because something could not be checked (a dependency down, the deadline reached)",
+				3: "refused because something could not be checked (a dependency down, the deadline reached, a closure over --max-closure)",
 			}),
 		Flags:  append(consumerFlags(), flags...),
 		Action: runAdmit,

@@ -10,14 +10,15 @@
 #	start      lockstep version                      crane version
 #	admit      lockstep admit (process)              admission.Check in process
 #	parse      manifest.Parse, 10,000 assets         json.Unmarshal of the same bytes
+#	provenance an embedded provenance at boot         the embedded image signature
 #	cdn-N      lockstep cdn check, N HEADs on nginx  curl --parallel --parallel-max 64 -I
 #	pin-warm   lockstep pin of 100 tags (cache)      a loop of crane digest
 #	pin-cold   lockstep pin --cache ''               a loop of crane digest
 #	hash       lockstep record, 1 GiB, 20,000 files  sha256sum (one process)
 #	closure    admit's closure, 10,000 assets        the same check, --all-assets (bench/closure.sh)
 #
-# The scripts it runs (bench/start.sh, admit.sh, parse.sh, cdn.sh, pin.sh,
-# hash.sh) each print one `bench` line per run (bench/lib.sh); their own
+# The scripts it runs (bench/start.sh, admit.sh, parse.sh, provenance.sh,
+# cdn.sh, pin.sh, hash.sh) each print one `bench` line per run (bench/lib.sh); their own
 # tables go to OUT/NAME.log. lockstep is built once for all of them.
 #
 #   bench/run.sh              ROUNDS=5 CDN_SIZES="1000 10000 100000" OUT=a new directory
@@ -62,6 +63,7 @@ ROUNDS=$ROUNDS RUNS=$ADMIT_RUNS run admit bench/admit.sh
 if [ "$QUICK" = 1 ]; then CLOSURE_RUNS=2 CLOSURE_ASSETS=500; else CLOSURE_RUNS=20 CLOSURE_ASSETS=10000; fi
 ROUNDS=$ROUNDS RUNS=$CLOSURE_RUNS ASSETS=$CLOSURE_ASSETS run closure bench/closure.sh
 ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run parse bench/parse.sh
+ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run provenance bench/provenance.sh
 for n in $CDN_SIZES; do RUNS=$ROUNDS QUICK=$QUICK run "cdn-$n" bench/cdn.sh "$n"; done
 run pin bench/pin.sh "$PIN_TAGS" "$ROUNDS"
 RUNS=$ROUNDS FILES=$HASH_FILES BYTES=$HASH_BYTES run hash bench/hash.sh "$HASH_DIR"

@@ -16,9 +16,10 @@
 #	pin-cold   lockstep pin --cache ''               a loop of crane digest
 #	hash       lockstep record, 1 GiB, 20,000 files  sha256sum (one process)
 #	graph-js   the asset graph's JavaScript parser   the same package's lexer alone
+#	closure    admit's closure, 10,000 assets        the same check, --all-assets (bench/closure.sh)
 #
 # The scripts it runs (bench/start.sh, admit.sh, parse.sh, provenance.sh,
-# cdn.sh, pin.sh, hash.sh, graph.sh) each print one `bench` line per run (bench/lib.sh); their own
+# closure.sh, cdn.sh, pin.sh, hash.sh, graph.sh) each print one `bench` line per run (bench/lib.sh); their own
 # tables go to OUT/NAME.log. lockstep is built once for all of them.
 #
 #   bench/run.sh              ROUNDS=5 CDN_SIZES="1000 10000 100000" OUT=a new directory
@@ -60,6 +61,8 @@ run() { # LOG SCRIPT ARGS...: runs a bench script, keeps its bench lines
 }
 ROUNDS=$ROUNDS STARTS=$STARTS run start bench/start.sh
 ROUNDS=$ROUNDS RUNS=$ADMIT_RUNS run admit bench/admit.sh
+if [ "$QUICK" = 1 ]; then CLOSURE_RUNS=2 CLOSURE_ASSETS=500; else CLOSURE_RUNS=20 CLOSURE_ASSETS=10000; fi
+ROUNDS=$ROUNDS RUNS=$CLOSURE_RUNS ASSETS=$CLOSURE_ASSETS run closure bench/closure.sh
 ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run parse bench/parse.sh
 ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run provenance bench/provenance.sh
 for n in $CDN_SIZES; do RUNS=$ROUNDS QUICK=$QUICK run "cdn-$n" bench/cdn.sh "$n"; done

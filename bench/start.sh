@@ -4,8 +4,10 @@
 # ROUNDS interleaved rounds of STARTS starts each; one line per round with
 # the mean milliseconds per start. Then the binary's size and its ten
 # heaviest package initialisations (GODEBUG=inittrace=1, one start).
+# BEFORE=BIN also starts BIN each round (role `before`): a change's
+# before/after in the same interleaved run.
 #
-#   bench/start.sh            ROUNDS=5 STARTS=20
+#   bench/start.sh            ROUNDS=5 STARTS=20 BEFORE=
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -27,8 +29,9 @@ starts() { # BIN: the mean milliseconds of one start over STARTS starts
 "$bin" version >/dev/null; "$crane" version >/dev/null # page cache
 for _ in $(seq "$ROUNDS"); do
 	sample start lockstep "$(starts "$bin")" ms "lockstep version (mean of $STARTS starts)"
+	[ -z "${BEFORE:-}" ] || sample start before "$(starts "$BEFORE")" ms "$BEFORE version (mean of $STARTS starts)"
 	sample start anchor "$(starts "$crane")" ms "crane version (mean of $STARTS starts)"
 done
-echo "# binary size: lockstep $(stat -c %s "$bin") bytes, crane $(stat -c %s "$crane") bytes"
+echo "# binary size: lockstep $(stat -c %s "$bin") bytes, crane $(stat -c %s "$crane") bytes${BEFORE:+, before $(stat -c %s "$BEFORE") bytes}"
 echo "# heaviest package inits (ms, one start):"
 GODEBUG=inittrace=1 "$bin" version 2>&1 >/dev/null | awk '/^init / { print $5, $2 }' | sort -rn | head -10 | sed 's/^/#   /'

@@ -173,6 +173,9 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 	if len(m.Assets.Files) == 0 {
 		m.Assets.Fingerprint = manifest.Digest{}
 	}
+	// The oldest version that holds what was recorded: v1 unless the
+	// assets carry a graph, so older gates keep reading what they can.
+	m.APIVersion = m.Version()
 	if err := manifest.Validate(m); err != nil {
 		return nil, err
 	}

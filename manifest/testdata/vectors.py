@@ -65,7 +65,7 @@ def normalize(doc):
     assets['cdn'] = a.get('cdn')
     files = None
     if a.get('files') is not None:
-        files = [fields(f, ('path', 'size', 'sha256', 'contentType'), {'contentType'}) for f in a['files']]
+        files = [fields(f, ('path', 'size', 'sha256', 'contentType', 'loads'), {'contentType', 'loads'}) for f in a['files']]
     assets['files'] = files
     if a.get('fingerprint'):
         assets['fingerprint'] = a['fingerprint']
@@ -107,6 +107,13 @@ WEB = {
 FILES = [
     {'path': 'assets/app-1a2b.js', 'size': 1234, 'sha256': H('app'), 'contentType': 'text/javascript; charset=utf-8'},
     {'path': 'index.html', 'size': 512, 'sha256': H('index'), 'contentType': 'text/html; charset=utf-8'},
+]
+GRAPH = [
+    {'path': 'assets/app-1a2b.js', 'size': 1234, 'sha256': H('app'), 'loads': ['assets/app-9f8e.css', 'assets/lazy-3c4d.js']},
+    {'path': 'assets/app-9f8e.css', 'size': 300, 'sha256': H('css'), 'loads': ['assets/font-5e6f.woff2']},
+    {'path': 'assets/font-5e6f.woff2', 'size': 900, 'sha256': H('font')},
+    {'path': 'assets/lazy-3c4d.js', 'size': 99, 'sha256': H('lazy'), 'loads': ['assets/app-1a2b.js']},
+    {'path': 'index.html', 'size': 512, 'sha256': H('index'), 'loads': ['assets/app-1a2b.js', 'assets/app-9f8e.css']},
 ]
 REL = {'name': 'store-web', 'generation': 42, 'createdAt': '2026-12-01T10:00:00Z'}
 BASE = {'apiVersion': 'lockstep.dev/v1', 'kind': 'ReleaseManifest'}
@@ -159,6 +166,13 @@ valid = [
      '"createdAt":"2026-12-01T10:00:00Z","source":{"ref":"refs/tags/<v1>&\\u2028x","commit":"\\u00e9t\\u00e9"}},'
      '"assets":{"cdn":["https://cdn.example/"],"files":[{"path":"caf\\u00e9/\u00fc.js","size":1,"sha256":"' + H('u') + '"}],'
      '"fingerprint":"' + fingerprint([{'path': 'café/ü.js', 'sha256': H('u')}]) + '"}}'),
+    ('v2: the asset graph', 'A file lists the files it loads (sorted, each a file of the manifest); apiVersion v2.',
+     compact(doc(apiVersion='lockstep.dev/v2', release=REL, images=[WEB],
+                 assets=dict(cdn=['https://cdn.example/store/'], fingerprint=fingerprint(GRAPH), files=GRAPH)))),
+    ('v2 without a graph', 'A v2 manifest need not use a v2 field; an empty loads is not written.',
+     compact(doc(apiVersion='lockstep.dev/v2', release=REL,
+                 assets={'cdn': ['https://cdn.example/'], 'files': [dict(FILES[0], loads=[]), FILES[1]],
+                         'fingerprint': fingerprint(FILES)}))),
 ]
 
 base_files = {'cdn': ['https://cdn.example/'], 'files': FILES, 'fingerprint': fingerprint(FILES)}
@@ -168,7 +182,21 @@ invalid = [
     ('a key in another case', 'Kind', ok.replace('"kind":"ReleaseManifest"', '"kind":"ReleaseManifest","Kind":"X"')),
     ('an unknown field, deep', 'images[0].platforms[1].extra', ok.replace('"variant":"v8"', '"variant":"v8","extra":1')),
     ('trailing data', '', ok + ' {}'),
-    ('another apiVersion', 'apiVersion', ok.replace('lockstep.dev/v1', 'lockstep.dev/v2')),
+    ('another apiVersion', 'apiVersion', ok.replace('lockstep.dev/v1', 'lockstep.dev/v3')),
+    ('loads in a v1 manifest', 'assets.files[1].loads',
+     compact(doc(release=REL, assets=dict(base_files, files=[FILES[0], dict(FILES[1], loads=['assets/app-1a2b.js'])])))),
+    ('a file that loads a path outside the manifest', 'assets.files[1].loads[0]',
+     compact(doc(apiVersion='lockstep.dev/v2', release=REL,
+                 assets=dict(base_files, files=[FILES[0], dict(FILES[1], loads=['assets/gone.js'])])))),
+    ('a file that loads itself', 'assets.files[0].loads[0]',
+     compact(doc(apiVersion='lockstep.dev/v2', release=REL,
+                 assets=dict(base_files, files=[dict(FILES[0], loads=['assets/app-1a2b.js']), FILES[1]])))),
+    ('loads twice the same path', 'assets.files[1].loads[1]',
+     compact(doc(apiVersion='lockstep.dev/v2', release=REL,
+                 assets=dict(base_files, files=[FILES[0], dict(FILES[1], loads=['assets/app-1a2b.js', 'assets/app-1a2b.js'])])))),
+    ('an unsafe path in loads', 'assets.files[1].loads[0]',
+     compact(doc(apiVersion='lockstep.dev/v2', release=REL,
+                 assets=dict(base_files, files=[FILES[0], dict(FILES[1], loads=['../app-1a2b.js'])])))),
     ('an upper-case digest', 'images[0].digest', ok.replace(D('index'), D('index').upper().replace('SHA256', 'sha256'))),
     ('a generation that is not an integer', 'release.generation', ok.replace('"generation":42', '"generation":4.2')),
     ('generation 0', 'release.generation', ok.replace('"generation":42', '"generation":0')),

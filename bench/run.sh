@@ -18,7 +18,7 @@
 # The scripts it runs (bench/start.sh, admit.sh, parse.sh, cdn.sh, pin.sh,
 # hash.sh) each print one `bench` line per run (bench/lib.sh); their own
 # tables go to OUT/NAME.log. lockstep is built once for all of them. Where
-# perf is installed, bench/profile.sh then profiles version, admit and
+# perf is installed, bench/perf.sh then profiles version, admit and
 # record (OUT/profile-NAME.log: the docs' profile table); a profile that
 # fails is reported, not fatal.
 #
@@ -65,19 +65,19 @@ ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run parse bench/parse.sh
 for n in $CDN_SIZES; do RUNS=$ROUNDS QUICK=$QUICK run "cdn-$n" bench/cdn.sh "$n"; done
 run pin bench/pin.sh "$PIN_TAGS" "$ROUNDS"
 RUNS=$ROUNDS FILES=$HASH_FILES BYTES=$HASH_BYTES run hash bench/hash.sh "$HASH_DIR"
+
 profiles=
 if command -v perf >/dev/null; then
 	for w in version admit record; do
-		echo "== bench/profile.sh $w" >&2
-		if RUNS=$PROFILE_RUNS FILES=$((HASH_FILES / 10)) BYTES=$((HASH_BYTES / 16)) bench/profile.sh "$w" >"$OUT/profile-$w.log" 2>&1; then
+		echo "== bench/perf.sh $w" >&2
+		if RUNS=$PROFILE_RUNS FILES=$((HASH_FILES / 10)) BYTES=$((HASH_BYTES / 16)) bench/perf.sh "$w" >"$OUT/profile-$w.log" 2>&1; then
 			profiles="$profiles $OUT/profile-$w.log"
 		else
-			echo "bench/run.sh: bench/profile.sh $w failed (not fatal):" >&2
+			echo "bench/run.sh: bench/perf.sh $w failed (not fatal):" >&2
 			tail -5 "$OUT/profile-$w.log" >&2
 		fi
 	done
 fi
-
 echo "# bench/run.sh, $started to $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(uname -m), $ROUNDS rounds$([ "$QUICK" = 1 ] && echo ', QUICK=1: not a measurement')"
 echo "# load average at the start: $load_start; at the end: $(load)"
 echo "# logs: $OUT"

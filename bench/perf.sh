@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/profile.sh: where a lockstep process spends its CPU, from exec to
+# bench/perf.sh: where a lockstep process spends its CPU, from exec to
 # exit, package initialisation included (a Go CPU profile started in main
 # cannot see it): perf record of RUNS runs of one command, then the
 # functions with the largest inclusive share of that process's samples,
@@ -12,7 +12,7 @@
 #	record   lockstep record of a generated tree (FILES files, BYTES bytes),
 #	         no images
 #
-#   bench/profile.sh version|admit|record    RUNS=40 TOP=30 FILES=2000 BYTES=67108864
+#   bench/perf.sh version|admit|record    RUNS=40 TOP=30 FILES=2000 BYTES=67108864
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -21,7 +21,7 @@ RUNS=${RUNS:-40}
 TOP=${TOP:-30}
 FILES=${FILES:-2000}
 BYTES=${BYTES:-67108864}
-command -v perf >/dev/null || { echo "bench/profile.sh: perf is not installed" >&2; exit 2; }
+command -v perf >/dev/null || { echo "bench/perf.sh: perf is not installed" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bin=$(lockstep_bin "$tmp")
@@ -42,12 +42,12 @@ record)
 		sh "$RUNS" "$bin" "$tmp/tree" "$tmp/m.json"
 	;;
 *)
-	echo "usage: bench/profile.sh version|admit|record" >&2
+	echo "usage: bench/perf.sh version|admit|record" >&2
 	exit 2
 	;;
 esac
 comm=$(basename "$bin")
-echo "# bench/profile.sh $what: $RUNS runs, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# bench/perf.sh $what: $RUNS runs, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# share of all the lockstep process's CPU samples (user and kernel), inclusive: a function and what it calls"
 report() { perf report -i "$data" --comm "$comm" --percentage relative --children -g none --sort sym --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$'; }
 report >"$tmp/report"

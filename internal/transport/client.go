@@ -75,16 +75,6 @@ func WithTLSConfig(cfg *tls.Config) Option {
 	return func(c *Client) { c.base.TLSClientConfig = cfg }
 }
 
-// WithRootCAs makes the client trust the roots load returns instead of the
-// system's, loaded on the first request that may use TLS (an https URL, or
-// any request sent through a proxy), not before: a process whose requests
-// are all plain http never parses a certificate. load is called at most
-// once per Client, before any TLS handshake; it replaces the RootCAs of
-// WithTLSConfig's configuration, which is copied, not modified.
-func WithRootCAs(load func() *x509.CertPool) Option {
-	return func(c *Client) { c.loadRoots = load }
-}
-
 // WithLogger sets the logger retries are reported to (at debug level); the
 // default is silent.
 func WithLogger(l *slog.Logger) Option {
@@ -93,6 +83,16 @@ func WithLogger(l *slog.Logger) Option {
 			c.logger = l
 		}
 	}
+}
+
+// WithRootCAs makes the client trust the roots load returns instead of the
+// system's, loaded on the first request that may use TLS (an https URL, or
+// any request sent through a proxy), not before: a process whose requests
+// are all plain http never parses a certificate. load is called at most
+// once per Client, before any TLS handshake; it replaces the RootCAs of
+// WithTLSConfig's configuration, which is copied, not modified.
+func WithRootCAs(load func() *x509.CertPool) Option {
+	return func(c *Client) { c.loadRoots = load }
 }
 
 // New returns a Client for p. Zero fields of p take DefaultPolicy's values.

@@ -39,11 +39,11 @@ type clientOptions struct {
 	// fleet check send (gateOptions): never a redirect to another origin,
 	// never a link-local or metadata address unless --allow-link-local.
 	Gate bool
-	// TLS is the client TLS configuration: fleet's agent flags.
-	TLS *tls.Config
 	// Bundle is AWS_CA_BUNDLE, for the commands that reach AWS
 	// (awsCABundle): trusted with the system's roots, for every endpoint.
 	Bundle *caBundle
+	// TLS is the client TLS configuration: fleet's agent flags.
+	TLS *tls.Config
 	// Log sends the transport's retries and waits to the command's logger.
 	Log bool
 }
@@ -58,11 +58,11 @@ func newClient(c *cli.Context, p transport.Policy, o clientOptions) *transport.C
 	if o.Log {
 		opts = append(opts, transport.WithLogger(logger(c)))
 	}
-	if o.TLS != nil {
-		opts = append(opts, transport.WithTLSConfig(o.TLS))
-	}
 	if o.Bundle != nil {
 		opts = append(opts, transport.WithTLSConfig(&tls.Config{MinVersion: tls.VersionTLS12}), transport.WithRootCAs(o.Bundle.roots))
+	}
+	if o.TLS != nil {
+		opts = append(opts, transport.WithTLSConfig(o.TLS))
 	}
 	return transport.New(p, opts...)
 }

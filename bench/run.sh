@@ -17,10 +17,7 @@
 #
 # The scripts it runs (bench/start.sh, admit.sh, parse.sh, cdn.sh, pin.sh,
 # hash.sh) each print one `bench` line per run (bench/lib.sh); their own
-# tables go to OUT/NAME.log. lockstep is built once for all of them. Where
-# perf is installed, bench/perf.sh then profiles version, admit and
-# record (OUT/profile-NAME.log: the docs' profile table); a profile that
-# fails is reported, not fatal.
+# tables go to OUT/NAME.log. lockstep is built once for all of them.
 #
 #   bench/run.sh              ROUNDS=5 CDN_SIZES="1000 10000 100000" OUT=a new directory
 #   QUICK=1 bench/run.sh      each benchmark once on small inputs: checks that
@@ -30,14 +27,14 @@ cd "$(dirname "$0")/.."
 QUICK=${QUICK:-0}
 ROUNDS=${ROUNDS:-5}
 CDN_SIZES=${CDN_SIZES:-1000 10000 100000}
-PIN_TAGS=100 ADMIT_RUNS=100 STARTS=20 BENCHTIME=1s PROFILE_RUNS=40
+PIN_TAGS=100 ADMIT_RUNS=100 STARTS=20 BENCHTIME=1s
 HASH_FILES=20000 HASH_BYTES=1073741824 HASH_DIR=/tmp/lockstep-bench-hash
 OUT=${OUT:-$(mktemp -d /tmp/lockstep-bench-run.XXXXXX)}
 mkdir -p "$OUT"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ "$QUICK" = 1 ]; then
-	ROUNDS=1 CDN_SIZES=200 PIN_TAGS=3 ADMIT_RUNS=2 STARTS=2 BENCHTIME=2x PROFILE_RUNS=2
+	ROUNDS=1 CDN_SIZES=200 PIN_TAGS=3 ADMIT_RUNS=2 STARTS=2 BENCHTIME=2x
 	HASH_FILES=50 HASH_BYTES=1048576 HASH_DIR=$tmp/tree
 fi
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -66,11 +63,16 @@ for n in $CDN_SIZES; do RUNS=$ROUNDS QUICK=$QUICK run "cdn-$n" bench/cdn.sh "$n"
 run pin bench/pin.sh "$PIN_TAGS" "$ROUNDS"
 RUNS=$ROUNDS FILES=$HASH_FILES BYTES=$HASH_BYTES run hash bench/hash.sh "$HASH_DIR"
 
+# Where perf is installed, bench/perf.sh profiles version, admit and record
+# (OUT/profile-NAME.log: the profile table of docs/benchmarks.md); a
+# profile that fails is reported, not fatal.
 profiles=
 if command -v perf >/dev/null; then
+	profile_runs=40
+	[ "$QUICK" = 1 ] && profile_runs=2
 	for w in version admit record; do
 		echo "== bench/perf.sh $w" >&2
-		if RUNS=$PROFILE_RUNS FILES=$((HASH_FILES / 10)) BYTES=$((HASH_BYTES / 16)) bench/perf.sh "$w" >"$OUT/profile-$w.log" 2>&1; then
+		if RUNS=$profile_runs FILES=$((HASH_FILES / 10)) BYTES=$((HASH_BYTES / 16)) bench/perf.sh "$w" >"$OUT/profile-$w.log" 2>&1; then
 			profiles="$profiles $OUT/profile-$w.log"
 		else
 			echo "bench/run.sh: bench/perf.sh $w failed (not fatal):" >&2

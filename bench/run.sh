@@ -70,9 +70,27 @@ run pin bench/pin.sh "$PIN_TAGS" "$ROUNDS"
 RUNS=$ROUNDS FILES=$HASH_FILES BYTES=$HASH_BYTES run hash bench/hash.sh "$HASH_DIR"
 ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run graph bench/graph.sh
 
+# Where perf is installed, bench/perf.sh profiles version, admit and record
+# (OUT/profile-NAME.log: the profile table of docs/benchmarks.md); a
+# profile that fails is reported, not fatal.
+profiles=
+if command -v perf >/dev/null; then
+	profile_runs=40
+	[ "$QUICK" = 1 ] && profile_runs=2
+	for w in version admit record; do
+		echo "== bench/perf.sh $w" >&2
+		if RUNS=$profile_runs FILES=$((HASH_FILES / 10)) BYTES=$((HASH_BYTES / 16)) bench/perf.sh "$w" >"$OUT/profile-$w.log" 2>&1; then
+			profiles="$profiles $OUT/profile-$w.log"
+		else
+			echo "bench/run.sh: bench/perf.sh $w failed (not fatal):" >&2
+			tail -5 "$OUT/profile-$w.log" >&2
+		fi
+	done
+fi
 echo "# bench/run.sh, $started to $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(uname -m), $ROUNDS rounds$([ "$QUICK" = 1 ] && echo ', QUICK=1: not a measurement')"
 echo "# load average at the start: $load_start; at the end: $(load)"
 echo "# logs: $OUT"
+[ -z "$profiles" ] || echo "# profiles:$profiles"
 awk '
 	function median(a, n,   i, j, t) {
 		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }

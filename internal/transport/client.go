@@ -2,6 +2,7 @@ package transport
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"log/slog"
 	"net"
 	"net/http"
@@ -35,6 +36,11 @@ type Client struct {
 
 	mu    sync.Mutex
 	certs map[string]Certificate
+
+	// Roots loaded on the first request that may use TLS (WithRootCAs).
+	loadRoots   func() *x509.CertPool
+	rootsOnce   sync.Once
+	rootsLoaded atomic.Bool
 }
 
 // Stats counts what a Client sent.
@@ -79,6 +85,16 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
+// WithRootCAs makes the client trust the roots load returns instead of the
+// system's, loaded on the first request that may use TLS (an https URL, or
+// any request sent through a proxy), not before: a process whose requests
+// are all plain http never parses a certificate. load is called at most
+// once per Client, before any TLS handshake; it replaces the RootCAs of
+// WithTLSConfig's configuration, which is copied, not modified.
+func WithRootCAs(load func() *x509.CertPool) Option {
+	return func(c *Client) { c.loadRoots = load }
+}
+
 // New returns a Client for p. Zero fields of p take DefaultPolicy's values.
 func New(p Policy, opts ...Option) *Client {
 	p = p.WithDefaults()
@@ -110,7 +126,36 @@ func New(p Policy, opts ...Option) *Client {
 			o(c)
 		}
 	}
+	if c.loadRoots != nil {
+		// A copy of its own, whose RootCAs useRoots sets once.
+		if base.TLSClientConfig != nil {
+			base.TLSClientConfig = base.TLSClientConfig.Clone()
+		} else {
+			base.TLSClientConfig = &tls.Config{}
+		}
+	}
 	return c
+}
+
+// useRoots loads WithRootCAs's roots before the first request that may use
+// TLS. The configuration is still unused then: net/http reads RootCAs only
+// when it dials TLS, for a request sent after this.
+func (c *Client) useRoots(req *http.Request) {
+	if c.loadRoots == nil || c.rootsLoaded.Load() {
+		return
+	}
+	if req.URL.Scheme == "http" && c.base.Proxy == nil {
+		return
+	}
+	if req.URL.Scheme == "http" {
+		if u, err := c.base.Proxy(req); err == nil && u == nil {
+			return
+		}
+	}
+	c.rootsOnce.Do(func() {
+		c.base.TLSClientConfig.RootCAs = c.loadRoots()
+		c.rootsLoaded.Store(true)
+	})
 }
 
 // Policy returns the client's policy, defaults filled in.

@@ -227,10 +227,10 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 	if err != nil {
 		return gate.Config{}, err
 	}
-	client := newClient(c, transport.DefaultPolicy(), clientOptions{Gate: true, TLS: bundle})
+	client := newClient(c, transport.DefaultPolicy(), clientOptions{Gate: true, Bundle: bundle})
 	// The AWS APIs are reached on a client of their own: the instance
 	// metadata service (IMDS) is link-local by nature.
-	awsClient := newClient(c, transport.DefaultPolicy(), clientOptions{TLS: bundle})
+	awsClient := newClient(c, transport.DefaultPolicy(), clientOptions{Bundle: bundle})
 	check, err := checkFromFlags(c, client)
 	if err != nil {
 		return gate.Config{}, err

@@ -26,8 +26,10 @@ const DefaultTLSWarn = 14 * 24 * time.Hour
 // default client.
 type Options struct {
 	// Client sends every request; nil means a client with the default
-	// policy. Its per-host cap bounds the requests in flight to each CDN
-	// host, whatever Concurrency says.
+	// policy that indexes no header in HTTP/2 (every request has a path
+	// of its own: transport.WithoutHeaderIndexing). Its per-host cap
+	// bounds the requests in flight to each CDN host, whatever
+	// Concurrency says.
 	Client *transport.Client
 	// Full downloads and hashes every byte instead of trusting headers,
 	// reading at most the recorded size plus one byte of each asset.
@@ -78,7 +80,7 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 	start := time.Now()
 	client := opt.Client
 	if client == nil {
-		client = transport.New(transport.DefaultPolicy())
+		client = transport.New(transport.DefaultPolicy(), transport.WithoutHeaderIndexing())
 	}
 	logger := opt.Logger
 	if logger == nil {

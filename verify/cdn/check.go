@@ -3,6 +3,7 @@ package cdn
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -67,6 +68,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Progress, if set, is called after each check with done and total.
 	Progress func(done, total int)
+	// Stream, if set, receives the report in JSON while the check runs:
+	// the same bytes as the Report's Write in "json", each result written
+	// as soon as it and every result before it are decided. Nothing is
+	// written when Check returns no Report; an error writing it is
+	// returned with the Report.
+	Stream io.Writer
 }
 
 // Check checks the assets against every CDN base: for each asset and base,
@@ -138,6 +145,18 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 		n = DefaultConcurrency
 	}
 	results := make([]Result, len(jobs))
+	var stream *jsonStream
+	var decided chan int
+	streamed := make(chan struct{})
+	if opt.Stream != nil {
+		stream = newJSONStream(opt.Stream)
+		stream.begin(rep)
+		decided = make(chan int, n)
+		go func() {
+			defer close(streamed)
+			emitInOrder(decided, len(jobs), func(i int) { stream.result(&results[i]) })
+		}()
+	}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -148,6 +167,9 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 				results[i] = ck.check(ctx, jobs[i].f, jobs[i].url)
 				if r := results[i]; debug {
 					logger.Debug("checked", "path", r.Path, "url", r.URL, "status", r.Status, "reason", r.Reason)
+				}
+				if decided != nil {
+					decided <- i
 				}
 				if opt.Progress != nil {
 					mu.Lock()
@@ -163,6 +185,10 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 	}
 	close(next)
 	wg.Wait()
+	if decided != nil {
+		close(decided)
+		<-streamed
+	}
 	rep.Results = results
 
 	hosts := map[string]bool{}
@@ -182,7 +208,27 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 	}
 	after := client.Stats()
 	rep.summarize(after.Requests-before.Requests, after.Retries-before.Retries, time.Since(start))
+	if stream != nil {
+		if err := stream.end(rep); err != nil {
+			return rep, fmt.Errorf("writing the report: %w", err)
+		}
+	}
 	return rep, nil
+}
+
+// emitInOrder receives the indexes of decided results, each of 0..n-1
+// once in any order, and calls emit for each in ascending order, as soon
+// as every one before it has come.
+func emitInOrder(decided <-chan int, n int, emit func(int)) {
+	ready := make([]bool, n)
+	next := 0
+	for i := range decided {
+		ready[i] = true
+		for next < n && ready[next] {
+			emit(next)
+			next++
+		}
+	}
 }
 
 // selectFiles returns the files to check, sorted by path.

@@ -83,12 +83,17 @@ func cdnCheck(c *cli.Context) error {
 	if len(signed.Manifest.Assets.Files) == 0 {
 		opts.Logger.Warn("the manifest lists no assets: nothing to check", "manifest", signed.Location)
 	}
+	if f == "json" {
+		opts.Stream = c.App.Writer // written as the results come
+	}
 	rep, err := cdn.Check(c.Context, signed.Manifest.Assets, opts)
 	if err != nil {
 		return err
 	}
-	if err := rep.Write(c.App.Writer, f, Version); err != nil {
-		return err
+	if opts.Stream == nil {
+		if err := rep.Write(c.App.Writer, f, Version); err != nil {
+			return err
+		}
 	}
 	return rep.Err()
 }

@@ -157,14 +157,25 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 			emitInOrder(decided, len(jobs), func(i int) { stream.result(&results[i]) })
 		}()
 	}
-	next := make(chan int)
+	type work struct {
+		i     int
+		first *firstConn // set on the first request to a base
+	}
+	next := make(chan work)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
 	for range min(n, len(jobs)) {
 		wg.Go(func() {
-			for i := range next {
-				results[i] = ck.check(ctx, jobs[i].f, jobs[i].url)
+			for w := range next {
+				i, actx := w.i, ctx
+				if w.first != nil {
+					actx = w.first.trace(ctx)
+				}
+				results[i] = ck.check(actx, jobs[i].f, jobs[i].url)
+				if w.first != nil {
+					w.first.open()
+				}
 				if r := results[i]; debug {
 					logger.Debug("checked", "path", r.Path, "url", r.URL, "status", r.Status, "reason", r.Reason)
 				}
@@ -181,7 +192,13 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 		})
 	}
 	for i := range jobs {
-		next <- i
+		if i%len(files) == 0 { // the first of a base's jobs (jobs is base by base)
+			first := newFirstConn()
+			next <- work{i, first}
+			first.wait(ctx)
+			continue
+		}
+		next <- work{i: i}
 	}
 	close(next)
 	wg.Wait()

@@ -14,6 +14,7 @@
 #	cdn-h2-N   the same over HTTP/2 (TLS)            curl --http2, the same flags
 #	pin-warm   lockstep pin of 100 tags (cache)      a loop of crane digest
 #	pin-cold   lockstep pin --cache ''               a loop of crane digest
+#	pin-empty  lockstep pin into an empty cache      a loop of crane digest
 #	hash       lockstep record, 1 GiB, 20,000 files  sha256sum (one process)
 #
 # The scripts it runs (bench/start.sh, admit.sh, parse.sh, cdn.sh, pin.sh,

@@ -151,7 +151,9 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 	if opt.Stream != nil {
 		stream = newJSONStream(opt.Stream)
 		stream.begin(rep)
-		decided = make(chan int, n)
+		// Room for every index: a slow reader of the stream never holds a
+		// request back (nor counts in the check's duration).
+		decided = make(chan int, len(jobs))
 		go func() {
 			defer close(streamed)
 			emitInOrder(decided, len(jobs), func(i int) { stream.result(&results[i]) })
@@ -202,10 +204,6 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 	}
 	close(next)
 	wg.Wait()
-	if decided != nil {
-		close(decided)
-		<-streamed
-	}
 	rep.Results = results
 
 	hosts := map[string]bool{}
@@ -226,6 +224,8 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 	after := client.Stats()
 	rep.summarize(after.Requests-before.Requests, after.Retries-before.Retries, time.Since(start))
 	if stream != nil {
+		close(decided)
+		<-streamed
 		if err := stream.end(rep); err != nil {
 			return rep, fmt.Errorf("writing the report: %w", err)
 		}

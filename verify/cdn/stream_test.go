@@ -4,7 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestStreamJSON: the JSON written a result at a time is Write's, byte for
@@ -91,5 +97,52 @@ func TestCheckStreamError(t *testing.T) {
 	rep, err := Check(context.Background(), a, Options{Client: fastClient(), Stream: failingWriter{}})
 	if !errors.Is(err, errWrite) || rep == nil || len(rep.Results) != len(a.Files) {
 		t.Errorf("Check with a failing stream: %v, report %v; want the write error and the report", err, rep != nil)
+	}
+}
+
+// stalled is a reader of the stream that takes nothing until released.
+type stalled struct{ release chan struct{} }
+
+func (s stalled) Write(p []byte) (int, error) {
+	<-s.release
+	return len(p), nil
+}
+
+// TestStalledStreamReader: a reader of the stream that takes nothing holds
+// no request back, and the report's duration leaves its wait out.
+func TestStalledStreamReader(t *testing.T) {
+	files := map[string]string{}
+	for i := range 500 { // a report of more than the stream's 64 KiB buffer
+		files[fmt.Sprintf("assets/with-a-longer-name-%03d.js", i)] = body
+	}
+	var asked atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		http.ServeContent(w, r, "", time.Time{}, strings.NewReader(body))
+	}))
+	defer srv.Close()
+	w := stalled{make(chan struct{})}
+	done := make(chan *Report)
+	start := time.Now()
+	go func() {
+		rep, err := Check(context.Background(), assets(files, srv.URL), Options{Client: fastClient(), Concurrency: 8, Stream: w})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- rep
+	}()
+	for asked.Load() < 500 {
+		if time.Since(start) > 10*time.Second {
+			close(w.release)
+			t.Fatalf("%d of 500 assets asked for while the reader was stalled", asked.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	const stall = time.Second
+	time.Sleep(stall)
+	close(w.release)
+	rep := <-done
+	if rep == nil || rep.Summary.OK != 500 || rep.Summary.Duration > time.Since(start)-stall/2 {
+		t.Errorf("report %+v after %v (reader stalled %v): want 500 ok and a duration without the stall", rep.Summary, time.Since(start), stall)
 	}
 }

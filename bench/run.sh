@@ -12,8 +12,10 @@
 #	parse      manifest.Parse, 10,000 assets         json.Unmarshal of the same bytes
 #	provenance an embedded provenance at boot         the embedded image signature
 #	cdn-N      lockstep cdn check, N HEADs on nginx  curl --parallel --parallel-max 64 -I
+#	cdn-h2-N   the same over HTTP/2 (TLS)            curl --http2, the same flags
 #	pin-warm   lockstep pin of 100 tags (cache)      a loop of crane digest
 #	pin-cold   lockstep pin --cache ''               a loop of crane digest
+#	pin-empty  lockstep pin into an empty cache      a loop of crane digest
 #	hash       lockstep record, 1 GiB, 20,000 files  sha256sum (one process)
 #	graph-js   the asset graph's JavaScript parser   the same package's lexer alone
 #	closure    admit's closure, 10,000 assets        the same check, --all-assets (bench/closure.sh)
@@ -65,7 +67,7 @@ if [ "$QUICK" = 1 ]; then CLOSURE_RUNS=2 CLOSURE_ASSETS=500; else CLOSURE_RUNS=2
 ROUNDS=$ROUNDS RUNS=$CLOSURE_RUNS ASSETS=$CLOSURE_ASSETS run closure bench/closure.sh
 ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run parse bench/parse.sh
 ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run provenance bench/provenance.sh
-for n in $CDN_SIZES; do RUNS=$ROUNDS QUICK=$QUICK run "cdn-$n" bench/cdn.sh "$n"; done
+for n in $CDN_SIZES; do RUNS=$ROUNDS QUICK=$QUICK H1TLS=0 run "cdn-$n" bench/cdn.sh "$n"; done
 run pin bench/pin.sh "$PIN_TAGS" "$ROUNDS"
 RUNS=$ROUNDS FILES=$HASH_FILES BYTES=$HASH_BYTES run hash bench/hash.sh "$HASH_DIR"
 ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run graph bench/graph.sh

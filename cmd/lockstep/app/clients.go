@@ -46,6 +46,10 @@ type clientOptions struct {
 	TLS *tls.Config
 	// Log sends the transport's retries and waits to the command's logger.
 	Log bool
+	// UniquePaths says that every request has a path of its own (cdn
+	// check): HTTP/2 header compression indexes none of them
+	// (transport.WithoutHeaderIndexing).
+	UniquePaths bool
 }
 
 // newClient is the one constructor of the shared transport
@@ -63,6 +67,9 @@ func newClient(c *cli.Context, p transport.Policy, o clientOptions) *transport.C
 	}
 	if o.TLS != nil {
 		opts = append(opts, transport.WithTLSConfig(o.TLS))
+	}
+	if o.UniquePaths {
+		opts = append(opts, transport.WithoutHeaderIndexing())
 	}
 	return transport.New(p, opts...)
 }

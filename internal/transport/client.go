@@ -19,16 +19,18 @@ import (
 // one Client per process (or per simulated instance) shares its retry
 // budget, per-host slots, rate limit and connections among all its callers.
 type Client struct {
-	policy  Policy
-	base    *http.Transport
-	limiter *rate.Limiter
-	hosts   hostSlots
-	budget  budget
-	logger  *slog.Logger
+	policy   Policy
+	base     *http.Transport
+	limiter  *rate.Limiter
+	hosts    hostSlots
+	budget   budget
+	breakers *breakers
+	logger   *slog.Logger
 
-	requests atomic.Int64
-	retries  atomic.Int64
-	denied   atomic.Int64
+	requests    atomic.Int64
+	retries     atomic.Int64
+	denied      atomic.Int64
+	circuitOpen atomic.Int64
 
 	// Guards (guard.go).
 	denyPrefixes []netip.Prefix
@@ -51,6 +53,9 @@ type Stats struct {
 	Retries int64 `json:"retries"`
 	// RetriesDenied counts retries the budget refused.
 	RetriesDenied int64 `json:"retriesDenied"`
+	// CircuitOpen counts requests not sent because their host's breaker
+	// was open (a *CircuitOpenError).
+	CircuitOpen int64 `json:"circuitOpen"`
 }
 
 // Certificate is the leaf certificate an endpoint presented.
@@ -124,12 +129,13 @@ func New(p Policy, opts ...Option) *Client {
 		ExpectContinueTimeout: time.Second,
 	}
 	c := &Client{
-		policy: p,
-		base:   base,
-		hosts:  hostSlots{max: p.MaxConnsPerHost, slots: map[string]chan struct{}{}},
-		budget: budget{tokens: float64(p.RetryFloor), capacity: float64(p.RetryFloor), ratio: p.RetryRatio},
-		logger: slog.New(slog.DiscardHandler),
-		certs:  map[string]Certificate{},
+		policy:   p,
+		base:     base,
+		hosts:    hostSlots{max: p.MaxConnsPerHost, slots: map[string]*hostSlot{}},
+		budget:   budget{tokens: float64(p.RetryFloor), capacity: float64(p.RetryFloor), ratio: p.RetryRatio},
+		breakers: newBreakers(p),
+		logger:   slog.New(slog.DiscardHandler),
+		certs:    map[string]Certificate{},
 	}
 	if p.Rate > 0 {
 		c.limiter = rate.NewLimiter(rate.Limit(p.Rate), p.Burst)
@@ -176,7 +182,7 @@ func (c *Client) Policy() Policy { return c.policy }
 
 // Stats returns what the client has sent so far.
 func (c *Client) Stats() Stats {
-	return Stats{Requests: c.requests.Load(), Retries: c.retries.Load(), RetriesDenied: c.denied.Load()}
+	return Stats{Requests: c.requests.Load(), Retries: c.retries.Load(), RetriesDenied: c.denied.Load(), CircuitOpen: c.circuitOpen.Load()}
 }
 
 // Certificates returns the leaf certificate of every TLS endpoint touched,

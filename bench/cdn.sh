@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # bench/cdn.sh: `lockstep cdn check` over N assets (default 10,000) on a
-# loopback nginx, against wrk's HEAD request rate on the same server and
-# against curl --parallel --parallel-max 64 -I over the same URLs. Prints a
-# Markdown table (the figures of docs/benchmarks.md) and the machine's load.
+# loopback nginx, on two servers of the same tree: plain HTTP/1.1, against
+# curl --parallel --parallel-max 64 -I over the same URLs, and HTTP/2 over
+# TLS (ALPN), against curl --http2 with the same flags on that server. Also
+# measured, in the same turns: lockstep over TLS held to HTTP/1.1 with
+# --concurrency 64 and 128 connections (GODEBUG=http2client=0), the
+# alternative to HTTP/2, and wrk's and hey's rates on the plain server.
+# Prints a Markdown table (the figures of docs/benchmarks.md) and the load.
 #
-#   bench/cdn.sh [N]          N assets (default 10000)
-#   CONCURRENCY=64 RUNS=3     lockstep's --concurrency; best of RUNS
-#   QUICK=1                   no wrk, hey or --full run (bench/run.sh's test)
-# lockstep and curl take turns, run after run; each run is also a `bench`
-# line (bench/lib.sh) for bench/run.sh.
+#   bench/cdn.sh [N]          N assets (default 10000; 100000 sets up in seconds)
+#   CONCURRENCY=64 RUNS=3     lockstep's --concurrency; RUNS turns each
+#   H1TLS=0                   no HTTP/1.1-over-TLS runs (bench/run.sh's)
+#   QUICK=1                   no wrk, hey, --full or HTTP/1.1-over-TLS runs
+#                             (bench/run.sh's test)
+# Each turn is also a `bench` line (bench/lib.sh) for bench/run.sh: cdn-N
+# (plain HTTP/1.1) and cdn-h2-N (HTTP/2 over TLS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -17,9 +23,12 @@ QUICK=${QUICK:-0}
 N=${1:-10000}
 CONCURRENCY=${CONCURRENCY:-64}
 RUNS=${RUNS:-3}
-for bin in nginx wrk curl; do
+H1TLS=${H1TLS:-1}
+[ "$QUICK" != 1 ] || H1TLS=0
+for bin in nginx curl openssl python3; do
 	command -v "$bin" >/dev/null || [ -x "/usr/sbin/$bin" ] || { echo "bench/cdn.sh: $bin is not installed (scripts/install-deps.sh)" >&2; exit 1; }
 done
+[ "$QUICK" = 1 ] || command -v wrk >/dev/null || { echo "bench/cdn.sh: wrk is not installed (scripts/install-deps.sh)" >&2; exit 1; }
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 TIME=/usr/bin/time
 [ -x "$TIME" ] || { echo "bench/cdn.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
@@ -29,40 +38,25 @@ NGINX_PID=
 cleanup() { [ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$DIR"; }
 trap cleanup EXIT
 
-echo "== building lockstep" >&2
+echo "== building lockstep and bench/cdntree" >&2
 LOCKSTEP=$(lockstep_bin "$DIR")
+go build -o "$DIR/cdntree" ./bench/cdntree
 
-echo "== generating $N assets" >&2
-mkdir -p "$DIR/root" "$DIR/nginx/logs" "$DIR/nginx/tmp"
-# Files of 200 B to 4 KiB in 100 directories.
-awk -v n="$N" -v root="$DIR/root" 'BEGIN {
-	srand(42)
-	for (d = 0; d < 100; d++) system("mkdir -p " root "/static/" d)
-	for (i = 0; i < n; i++) {
-		f = sprintf("%s/static/%d/asset-%05d.js", root, i % 100, i)
-		size = 200 + int(rand() * 3900)
-		line = sprintf("/* %05d */", i)
-		while (length(line) < size) line = line "x"
-		printf "%s", substr(line, 1, size) > f
-		close(f)
-	}
-}'
-
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+PORT=$(free_port)
+TLS_PORT=$(free_port)
 BASE="http://127.0.0.1:$PORT"
+TLS_BASE="https://127.0.0.1:$TLS_PORT"
 
-echo "== writing the manifest" >&2
-(cd "$DIR/root" && find static -type f | LC_ALL=C sort | xargs sha256sum) >"$DIR/sums"
-FINGERPRINT=$(sha256sum <"$DIR/sums" | cut -d' ' -f1)
-(cd "$DIR/root" && cut -c67- "$DIR/sums" | xargs stat -c '%s') >"$DIR/sizes"
-paste -d' ' "$DIR/sums" "$DIR/sizes" | awk -v base="$BASE/" -v fp="$FINGERPRINT" '
-	BEGIN { printf "{\"apiVersion\":\"lockstep.dev/v1\",\"kind\":\"ReleaseManifest\",\"release\":{\"name\":\"bench\",\"generation\":1,\"createdAt\":\"2026-12-01T00:00:00Z\"},\"images\":[],\"assets\":{\"cdn\":[\"%s\"],\"files\":[", base }
-	{ printf "%s{\"path\":\"%s\",\"size\":%d,\"sha256\":\"%s\"}", (NR > 1 ? "," : ""), $2, $3, $1 }
-	END { printf "],\"fingerprint\":\"sha256:%s\"}}\n", fp }' >"$DIR/manifest.json"
-"$LOCKSTEP" --log-level error cdn check --manifest "$DIR/manifest.json" --sample 1 >/dev/null 2>&1 || true
-awk -v base="$BASE" '{ printf "url = \"%s/%s\"\noutput = \"/dev/null\"\n", base, $2 }' "$DIR/sums" >"$DIR/curl.conf"
+echo "== generating $N assets, their manifests and curl configs" >&2
+# manifest-0.json and curl-0.conf name the plain server, -1 the TLS one.
+"$DIR/cdntree" -n "$N" "$DIR" "$BASE" "$TLS_BASE"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj "/CN=127.0.0.1" \
+	-addext "subjectAltName=IP:127.0.0.1" -keyout "$DIR/key.pem" -out "$DIR/cert.pem" 2>/dev/null
+export SSL_CERT_FILE=$DIR/cert.pem # lockstep (Go) trusts it; curl gets --cacert
 
-echo "== starting nginx on $BASE" >&2
+echo "== starting nginx on $BASE and $TLS_BASE (HTTP/2)" >&2
+mkdir -p "$DIR/nginx/logs" "$DIR/nginx/tmp"
 cat >"$DIR/nginx/nginx.conf" <<CONF
 daemon off;
 master_process off;
@@ -78,17 +72,29 @@ http {
   uwsgi_temp_path $DIR/nginx/tmp;
   scgi_temp_path $DIR/nginx/tmp;
   default_type application/javascript;
-  keepalive_requests 100000;
-  open_file_cache max=20000;
-  server { listen 127.0.0.1:$PORT; root $DIR/root; }
+  keepalive_requests 10000000;
+  open_file_cache max=$((N < 15000 ? N + 1000 : 16000)); # open descriptors: under the hard limit (often 20,000)
+  root $DIR/root;
+  server { listen 127.0.0.1:$PORT; }
+  server {
+    listen 127.0.0.1:$TLS_PORT ssl http2;
+    ssl_certificate $DIR/cert.pem;
+    ssl_certificate_key $DIR/key.pem;
+  }
 }
 CONF
 "$NGINX" -p "$DIR/nginx" -c "$DIR/nginx/nginx.conf" &
 NGINX_PID=$!
-for _ in $(seq 100); do curl -sf -o /dev/null "$BASE/static/0/asset-00000.js" && break; sleep 0.1; done
+for _ in $(seq 100); do curl -sf -o /dev/null "$BASE/static/00/asset-000000.js" && break; sleep 0.1; done
 
-# Warm the page cache and nginx's open-file cache.
-curl -s --no-progress-meter --parallel --parallel-max 64 -I -K "$DIR/curl.conf" >/dev/null 2>&1
+CURL=(curl -s --no-progress-meter --parallel --parallel-max 64 -I)
+# Warm nginx's open-file cache (the tree was just written: the page cache
+# holds it) where it holds every file, and lockstep's binary.
+if [ "$N" -lt 15000 ]; then
+	"${CURL[@]}" -K "$DIR/curl-0.conf" >/dev/null 2>&1
+	"${CURL[@]}" --cacert "$DIR/cert.pem" --http2 -K "$DIR/curl-1.conf" >/dev/null 2>&1
+fi
+"$LOCKSTEP" --log-level error cdn check --manifest "$DIR/manifest-0.json" --sample 1 >/dev/null
 
 # wrk cannot do HEAD (its parser waits for the body a HEAD response
 # announces), so it GETs one ~2 KiB asset: a little more work per request
@@ -96,63 +102,101 @@ curl -s --no-progress-meter --parallel --parallel-max 64 -I -K "$DIR/curl.conf" 
 WRK_RPS=0 HEY_RPS=0
 if [ "$QUICK" != 1 ]; then
 	echo "== wrk (GET, 2 threads, 64 connections, 5 s)" >&2
-	WRK_RPS=$(wrk -t2 -c64 -d5s "$BASE/static/1/asset-00001.js" | awk '/Requests\/sec/ { print $2 }')
+	WRK_RPS=$(wrk -t2 -c64 -d5s "$BASE/static/01/asset-000001.js" | awk '/Requests\/sec/ { print $2 }')
 fi
 if [ "$QUICK" != 1 ] && command -v hey >/dev/null; then
 	echo "== hey (HEAD, 64 connections, 5 s)" >&2
-	HEY_RPS=$(hey -z 5s -c 64 -m HEAD "$BASE/static/1/asset-00001.js" | awk '/Requests\/sec/ { print $2 }')
+	HEY_RPS=$(hey -z 5s -c 64 -m HEAD "$BASE/static/01/asset-000001.js" | awk '/Requests\/sec/ { print $2 }')
 fi
 
-best() { sort -n | head -1; }
-echo "== lockstep cdn check (--concurrency $CONCURRENCY) and curl --parallel --parallel-max 64 -I, $RUNS runs each, in turn" >&2
-: >"$DIR/ls.times"
-: >"$DIR/ls.check"
-: >"$DIR/curl.times"
-secs() { echo "scale=4; ($(now_ns) - $1) / 1000000000" | bc; } # T0: seconds since, to 0.1 ms
+# timed NAME ROLE LABEL CMD...: one timed run: its wall time (to 0.1 ms)
+# and peak RSS appended to DIR/NAME.times, a bench line when ROLE is set.
+timed() {
+	local name=$1 role=$2 label=$3 t0 t
+	shift 3
+	t0=$(now_ns)
+	"$TIME" -f '%M' -o "$DIR/time.out" "$@" >"$DIR/out" 2>/dev/null
+	t=$(echo "scale=4; ($(now_ns) - $t0) / 1000000000" | bc)
+	echo "$t $(cat "$DIR/time.out")" >>"$DIR/$name.times"
+	if [ -n "$role" ]; then sample "$label" "$role" "$t" s "$name, $N HEADs" >&3; fi
+}
+# check MANIFEST CONCURRENCY [ENV...] runs lockstep cdn check --format json;
+# checkcmd sets CMD to that command, for timed.
+check() { env "${@:3}" "$LOCKSTEP" --log-level error cdn check --manifest "$1" --concurrency "$2" --format json; }
+checkcmd() { CMD=(env "${@:3}" "$LOCKSTEP" --log-level error cdn check --manifest "$1" --concurrency "$2" --format json); }
+durations() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["durationNanos"] / 1e9)' "$DIR/out" >>"$DIR/$1.check"; }
+
+echo "== $RUNS turns: lockstep and curl on HTTP/1.1, then on HTTP/2 over TLS$([ "$H1TLS" = 0 ] || echo ', then lockstep on HTTP/1.1 over TLS')" >&2
 for _ in $(seq "$RUNS"); do
-	t0=$(now_ns)
-	"$TIME" -f '%e %M' -o "$DIR/time.out" "$LOCKSTEP" --log-level error cdn check --manifest "$DIR/manifest.json" \
-		--concurrency "$CONCURRENCY" --format json >"$DIR/report.json"
-	t=$(secs "$t0")
-	cat "$DIR/time.out" >>"$DIR/ls.times"
-	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["durationNanos"] / 1e9)' "$DIR/report.json" >>"$DIR/ls.check"
-	sample "cdn-$N" lockstep "$t" s "lockstep cdn check, $N HEADs, process included" >&3
-	t0=$(now_ns)
-	"$TIME" -f '%e %M' -o "$DIR/time.out" curl -s --no-progress-meter --parallel --parallel-max 64 -I -K "$DIR/curl.conf" >/dev/null 2>&1
-	t=$(secs "$t0")
-	cat "$DIR/time.out" >>"$DIR/curl.times"
-	sample "cdn-$N" anchor "$t" s "curl --parallel --parallel-max 64 -I, $N HEADs" >&3
+	checkcmd "$DIR/manifest-0.json" "$CONCURRENCY"
+	timed lockstep-h1 lockstep "cdn-$N" "${CMD[@]}"
+	durations lockstep-h1
+	timed curl-h1 anchor "cdn-$N" "${CURL[@]}" -K "$DIR/curl-0.conf"
+	checkcmd "$DIR/manifest-1.json" "$CONCURRENCY"
+	timed lockstep-h2 lockstep "cdn-h2-$N" "${CMD[@]}"
+	durations lockstep-h2
+	timed curl-h2 anchor "cdn-h2-$N" "${CURL[@]}" --cacert "$DIR/cert.pem" --http2 -K "$DIR/curl-1.conf"
+	if [ "$H1TLS" != 0 ]; then
+		checkcmd "$DIR/manifest-1.json" "$CONCURRENCY" GODEBUG=http2client=0
+		timed lockstep-h1-tls "" "" "${CMD[@]}"
+		durations lockstep-h1-tls
+		checkcmd "$DIR/manifest-1.json" 128 GODEBUG=http2client=0
+		timed lockstep-h1-tls-128 "" "" "${CMD[@]}"
+		durations lockstep-h1-tls-128
+	fi
 done
-LS_WALL=$(cut -d' ' -f1 "$DIR/ls.times" | best)
-LS_CHECK=$(best <"$DIR/ls.check")
-LS_RSS=$(cut -d' ' -f2 "$DIR/ls.times" | sort -n | tail -1)
-LS_OK=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; print(s["ok"], s["requests"], s["retries"])' "$DIR/report.json")
 
-FULL_WALL=0 FULL_RSS=0
+FULL="0 0"
 if [ "$QUICK" != 1 ]; then
-	echo "== lockstep cdn check --full" >&2
-	"$TIME" -f '%e %M' -o "$DIR/time.out" "$LOCKSTEP" --log-level error cdn check --manifest "$DIR/manifest.json" \
+	echo "== lockstep cdn check --full (HTTP/1.1)" >&2
+	"$TIME" -f '%e %M' -o "$DIR/time.out" "$LOCKSTEP" --log-level error cdn check --manifest "$DIR/manifest-0.json" \
 		--concurrency "$CONCURRENCY" --full --format json >/dev/null
-	FULL_WALL=$(cut -d' ' -f1 "$DIR/time.out"); FULL_RSS=$(cut -d' ' -f2 "$DIR/time.out")
+	FULL=$(cat "$DIR/time.out")
 fi
-CURL_WALL=$(cut -d' ' -f1 "$DIR/curl.times" | best)
+check "$DIR/manifest-0.json" "$CONCURRENCY" >"$DIR/out"
+OK=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; print(s["ok"], s["requests"], s["retries"])' "$DIR/out")
 
-python3 - "$N" "$WRK_RPS" "$HEY_RPS" "$LS_CHECK" "$LS_WALL" "$LS_RSS" "$CURL_WALL" "$FULL_WALL" "$FULL_RSS" $LS_OK <<'PY'
-import sys
-n, wrk, hey, check, ls, rss, curl, full, full_rss, ok, req, retries = sys.argv[1:]
-n, wrk, hey, check, ls, rss, curl, full, full_rss = int(n), float(wrk), float(hey), float(check), float(ls), int(rss), float(curl), float(full), int(full_rss)
-rate = n / ls
-crate = n / check
-print(f"| measure | figure | target |")
-print(f"| --- | --- | --- |")
-print(f"| assets checked (HEAD) | {n} ({ok} ok, {req} requests, {retries} retries) | |")
-print(f"| `lockstep cdn check` wall time (process, manifest parse included) | {ls:.2f} s ({rate:,.0f} assets/s) | |")
-print(f"| the check itself (`summary.durationNanos`) | {check:.2f} s ({crate:,.0f} assets/s) | |")
-print(f"| wrk GET rate, same server (hey HEAD rate) | {wrk:,.0f} req/s ({hey:,.0f} req/s) | |")
-print(f"| lockstep rate / wrk rate (process; check only) | {100 * rate / wrk:.0f}%; {100 * crate / wrk:.0f}% | ≥ 50% |" if wrk else "| lockstep rate / wrk rate | not run (QUICK=1) | ≥ 50% |")
-print(f"| `curl --parallel --parallel-max 64 -I` wall time | {curl:.2f} s | |")
-print(f"| lockstep speed-up over curl | {curl / ls:.2f}× | ≥ 1.5× |")
-print(f"| peak RSS (HEAD) | {rss / 1024:.0f} MiB | |")
-print(f"| `--full` wall time, peak RSS | {full:.2f} s, {full_rss / 1024:.0f} MiB | |")
+python3 - "$DIR" "$N" "$WRK_RPS" "$HEY_RPS" "$FULL" "$OK" <<'PY'
+import os, statistics, sys
+d, n, wrk, hey, full, ok = sys.argv[1:]
+n, wrk, hey = int(n), float(wrk), float(hey)
+full_wall, full_rss = (float(x) for x in full.split())
+ok, req, retries = ok.split()
+def times(name, col=0):
+    p = os.path.join(d, name)
+    if not os.path.exists(p):
+        return []
+    return [float(line.split()[col]) for line in open(p) if line.strip()]
+def mm(v):
+    return f"{min(v):.3f} / {statistics.median(v):.3f} s" if v else "not run"
+print(f"{n} assets ({ok} ok, {req} requests, {retries} retries on HTTP/1.1), --concurrency from CONCURRENCY; min / median of the turns")
+print()
+print("| run | wall, min / median | the check alone (`durationNanos`), min / median | peak RSS | lockstep / curl (medians) |")
+print("| --- | --- | --- | --- | --- |")
+for name, label, anchor in [
+    ("lockstep-h1", "`lockstep cdn check`, HTTP/1.1", "curl-h1"),
+    ("curl-h1", "`curl --parallel --parallel-max 64 -I`, HTTP/1.1", None),
+    ("lockstep-h2", "`lockstep cdn check`, HTTP/2 over TLS", "curl-h2"),
+    ("curl-h2", "`curl --http2 --parallel --parallel-max 64 -I`, HTTP/2 over TLS", None),
+    ("lockstep-h1-tls", "`lockstep cdn check`, HTTP/1.1 over TLS (GODEBUG=http2client=0)", "curl-h2"),
+    ("lockstep-h1-tls-128", "the same, --concurrency 128", "curl-h2"),
+]:
+    w = times(name + ".times")
+    if not w:
+        continue
+    c = times(name + ".check")
+    rss = max(times(name + ".times", 1)) / 1024
+    ratio = ""
+    if anchor and times(anchor + ".times"):
+        ratio = f"{statistics.median(w) / statistics.median(times(anchor + '.times')):.2f}"
+    print(f"| {label} | {mm(w)} | {mm(c) if c else ''} | {rss:.0f} MiB | {ratio} |")
+print()
+if wrk:
+    lw = statistics.median(times("lockstep-h1.times"))
+    lc = statistics.median(times("lockstep-h1.check"))
+    print(f"wrk GET rate on the plain server {wrk:,.0f} req/s (hey HEAD {hey:,.0f} req/s); lockstep's rate, median, "
+          f"process {n / lw:,.0f}/s = {100 * n / lw / wrk:.0f}% of wrk's, the check alone {n / lc:,.0f}/s = {100 * n / lc / wrk:.0f}%")
+if full_wall:
+    print(f"`--full` (HTTP/1.1): {full_wall:.2f} s, peak RSS {full_rss / 1024:.0f} MiB")
 PY
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores" >&2

@@ -1,6 +1,7 @@
 // Package bench holds no code: it is the home of the benchmark scripts
 // (bench/run.sh runs them all, interleaved against their anchors) and of
 // the test that checks bench/run.sh end to end in its QUICK=1 mode.
-// The Go programs the scripts use are its sub-packages: fleetsim, gentree,
-// signature.
+// The Go programs the scripts use are its sub-packages: cdntree, fleetsim,
+// gentree, signature; profile runs lockstep's command line with a CPU
+// profile (the profiles of docs/benchmarks.md).
 package bench

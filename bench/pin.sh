@@ -90,20 +90,25 @@ CACHE=$WORK/cache
 lockstep pin --cache "$CACHE" "${REFS[@]}" >/dev/null # fill the cache
 # The variants take turns, run after run, so that they share the machine's
 # (shared, changing) load.
-T_LS=() T_LS1=() T_LSC=() T_CR=()
+T_LS=() T_LS1=() T_LSC=() T_LSE=() T_CR=()
 for _ in $(seq "$RUNS"); do
 	T_LS+=("$(wall lockstep pin --cache "$CACHE" --concurrency "$CONC" "${REFS[@]}")")
 	T_LS1+=("$(wall lockstep pin --cache "$CACHE" --concurrency 1 "${REFS[@]}")")
 	T_LSC+=("$(wall lockstep pin --cache "" --concurrency "$CONC" "${REFS[@]}")")
+	rm -rf "$WORK/empty"
+	T_LSE+=("$(wall lockstep pin --cache "$WORK/empty" --concurrency "$CONC" "${REFS[@]}")")
 	T_CR+=("$(wall crane_loop)")
 	sample pin-warm lockstep "${T_LS[-1]}" s "lockstep pin of $N tags, warm cache, concurrency $CONC"
 	sample pin-warm anchor "${T_CR[-1]}" s "a loop of crane digest over $N tags"
 	sample pin-cold lockstep "${T_LSC[-1]}" s "lockstep pin of $N tags, --cache '', concurrency $CONC"
 	sample pin-cold anchor "${T_CR[-1]}" s "a loop of crane digest over $N tags"
+	sample pin-empty lockstep "${T_LSE[-1]}" s "lockstep pin of $N tags into an empty cache (it writes it), concurrency $CONC"
+	sample pin-empty anchor "${T_CR[-1]}" s "a loop of crane digest over $N tags"
 done
 read -r LS_BEST LS_MED < <(stats "${T_LS[@]}")
 read -r LS1_BEST LS1_MED < <(stats "${T_LS1[@]}")
 read -r LSC_BEST LSC_MED < <(stats "${T_LSC[@]}")
+read -r LSE_BEST LSE_MED < <(stats "${T_LSE[@]}")
 read -r CR_BEST CR_MED < <(stats "${T_CR[@]}")
 # one round trip: a manifest HEAD, as a warm lockstep sends it, over a
 # kept-alive connection
@@ -124,10 +129,11 @@ printf '%-44s %9s %9s\n' "pinning $N tags (wall, s)" best median
 printf '%-44s %9s %9s\n' "lockstep pin (concurrency $CONC, warm cache)" "$LS_BEST" "$LS_MED"
 printf '%-44s %9s %9s\n' "lockstep pin --concurrency 1 (warm cache)" "$LS1_BEST" "$LS1_MED"
 printf '%-44s %9s %9s\n' "lockstep pin --cache '' (concurrency $CONC)" "$LSC_BEST" "$LSC_MED"
+printf '%-44s %9s %9s\n' "lockstep pin, an empty cache (concurrency $CONC)" "$LSE_BEST" "$LSE_MED"
 printf '%-44s %9s %9s\n' "loop of crane digest" "$CR_BEST" "$CR_MED"
 printf '%-44s %9.4f\n' "one round trip (manifest HEAD, hey)" "$RTT"
 printf '%-44s %9.3f\n' "floor: N/$CONC round trips" "$FLOOR"
 printf '%-44s %9.3f\n' "floor: N round trips (concurrency 1)" "$FLOOR1"
 printf '%-44s %9.3f  (%.0f manifest HEADs/s at c=%s)\n' "floor: the registry's throughput, N/rps" "$SERVER" "$RPS" "$CONC"
-printf 'speed-up over the crane loop (median): %.1fx warm, %.1fx without a cache\n' \
-	"$(echo "$CR_MED / $LS_MED" | bc -l)" "$(echo "$CR_MED / $LSC_MED" | bc -l)"
+printf 'speed-up over the crane loop (median): %.1fx warm, %.1fx without a cache, %.1fx into an empty one\n' \
+	"$(echo "$CR_MED / $LS_MED" | bc -l)" "$(echo "$CR_MED / $LSC_MED" | bc -l)" "$(echo "$CR_MED / $LSE_MED" | bc -l)"

@@ -18,7 +18,8 @@ import (
 const (
 	// APIVersion is the first version, which every reader knows.
 	APIVersion = "lockstep.dev/v1"
-	// APIVersionV2 adds the asset graph (File.Loads).
+	// APIVersionV2 adds the asset graph (File.Loads) and embedded
+	// provenance attestations (Verification.Attestations).
 	APIVersionV2 = "lockstep.dev/v2"
 	Kind         = "ReleaseManifest"
 	// MediaType names the format of APIVersion where a media type is
@@ -55,7 +56,8 @@ func versionRank(apiVersion string) int {
 }
 
 // Version returns the oldest apiVersion that holds every field m uses:
-// APIVersionV2 when a file has Loads, else APIVersion. A writer sets
+// APIVersionV2 when a file has Loads or the manifest embeds attestations,
+// else APIVersion. A writer sets
 // m.APIVersion to it; Validate refuses a manifest whose apiVersion is
 // older than this.
 func (m *Manifest) Version() string {
@@ -69,6 +71,9 @@ func (m *Manifest) needs() (string, string) {
 		if len(f.Loads) > 0 {
 			return APIVersionV2, fmt.Sprintf("assets.files[%d].loads", i)
 		}
+	}
+	if m.Verification != nil && len(m.Verification.Attestations) > 0 {
+		return APIVersionV2, "verification.attestations"
 	}
 	return APIVersion, ""
 }
@@ -187,6 +192,47 @@ type Verification struct {
 	// Signatures holds the cosign signatures of the images' index and
 	// platform manifests, each naming the digest it signs.
 	Signatures []EmbeddedSignature `json:"signatures,omitempty"`
+	// Attestations (apiVersion v2) holds the verified SLSA provenance
+	// attestations of the images' index and platform manifests
+	// (verify/provenance Verify and VerifyEmbedded), each naming the
+	// digest it was found for.
+	Attestations []EmbeddedAttestation `json:"attestations,omitempty"`
+}
+
+// The forms of an embedded attestation (EmbeddedAttestation.MediaType).
+const (
+	// AttestationDSSE is a DSSE envelope, as cosign stores an attestation
+	// in a layer of its `sha256-<hex>.att` image, with the layer's
+	// certificate, chain, Rekor bundle and timestamp beside it.
+	AttestationDSSE = "application/vnd.dsse.envelope.v1+json"
+	// AttestationBundle is a Sigstore bundle v0.3 holding a DSSE envelope,
+	// as an OCI referrer (GitHub artifact attestations, `cosign attest
+	// --new-bundle-format`): it carries its own verification material.
+	AttestationBundle = "application/vnd.dev.sigstore.bundle.v0.3+json"
+)
+
+// EmbeddedAttestation is one signed in-toto statement about an image, as
+// found in the registry: its form (MediaType) decides what Content holds
+// and which other fields may be set.
+type EmbeddedAttestation struct {
+	// Digest is the image manifest or index the attestation was found
+	// for (the subject it was attached to in the registry).
+	Digest Digest `json:"digest"`
+	// MediaType is AttestationDSSE or AttestationBundle.
+	MediaType string `json:"mediaType"`
+	// Content is the DSSE envelope's JSON (AttestationDSSE) or the
+	// Sigstore bundle's JSON (AttestationBundle), exactly as stored.
+	Content []byte `json:"content"`
+	// Certificate and Chain are PEM, for a keyless DSSE envelope
+	// (dev.sigstore.cosign/certificate, dev.sigstore.cosign/chain).
+	Certificate string `json:"certificate,omitempty"`
+	Chain       string `json:"chain,omitempty"`
+	// Bundle is the Rekor bundle (JSON, dev.sigstore.cosign/bundle) of a
+	// DSSE envelope that was logged.
+	Bundle []byte `json:"bundle,omitempty"`
+	// RFC3161Timestamp is the timestamp authority's response (JSON) of a
+	// DSSE envelope, where there is one.
+	RFC3161Timestamp []byte `json:"rfc3161Timestamp,omitempty"`
 }
 
 // EmbeddedSignature is one image signature as cosign stores it in a

@@ -139,6 +139,29 @@ func Validate(m *Manifest) error {
 				return invalid(fmt.Sprintf("verification.signatures[%d].digest", i), "is required")
 			}
 		}
+		for i, a := range v.Attestations {
+			if err := validateAttestation(a); err != nil {
+				err.Field = fmt.Sprintf("verification.attestations[%d].%s", i, err.Field)
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// validateAttestation checks an embedded attestation's form: a digest, a
+// known media type, content, and for a Sigstore bundle (which carries its
+// own material) no DSSE-only field. Its Field is relative to the entry.
+func validateAttestation(a EmbeddedAttestation) *ValidationError {
+	switch {
+	case a.Digest.IsZero():
+		return invalid("digest", "is required")
+	case a.MediaType != AttestationDSSE && a.MediaType != AttestationBundle:
+		return invalid("mediaType", "%q is not a known attestation form (want %q or %q)", a.MediaType, AttestationDSSE, AttestationBundle)
+	case len(a.Content) == 0:
+		return invalid("content", "is required")
+	case a.MediaType == AttestationBundle && (a.Certificate != "" || a.Chain != "" || len(a.Bundle) > 0 || len(a.RFC3161Timestamp) > 0):
+		return invalid("mediaType", "a Sigstore bundle carries its own verification material: certificate, chain, bundle and rfc3161Timestamp are for %q only", AttestationDSSE)
 	}
 	return nil
 }

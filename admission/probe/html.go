@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/lockstep-dev/lockstep/internal/cssurl"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -20,6 +21,10 @@ var assetRels = map[string]bool{
 	"shortcut": true, "apple-touch-icon": true, "apple-touch-icon-precomposed": true,
 	"mask-icon": true, "manifest": true,
 }
+
+// metaURLs are the names of the meta elements whose content is a URL a
+// browser loads.
+var metaURLs = map[string]bool{"msapplication-tileimage": true, "msapplication-config": true}
 
 // svgURLAttrs are the SVG presentation attributes whose value may hold a
 // CSS url() of another document.
@@ -126,12 +131,12 @@ func (x *extractor) addSrcset(n *html.Node, key, where string) {
 }
 
 func (x *extractor) addCSS(where, text string) {
-	for _, r := range cssURLs(text) {
+	for _, r := range cssurl.Refs(text) {
 		w := where
-		if r.imported {
+		if r.Import {
 			w = WhereImport
 		}
-		x.add(w, r.url)
+		x.add(w, r.URL)
 	}
 }
 
@@ -166,6 +171,10 @@ func (x *extractor) element(n *html.Node, nesting int) {
 	switch n.DataAtom {
 	case atom.Script:
 		x.addAttr(n, "", "src", "script src")
+		// @vitejs/plugin-legacy's entry: <script nomodule
+		// id="vite-legacy-entry" data-src="…">System.import(…)</script>,
+		// which the inline code loads in a browser without modules.
+		x.addAttr(n, "", "data-src", "script data-src")
 		if t, _ := attr(n, "", "type"); strings.EqualFold(strings.TrimSpace(t), "importmap") {
 			x.importMap(text(n))
 		}
@@ -193,6 +202,10 @@ func (x *extractor) element(n *html.Node, nesting int) {
 	case atom.Img, atom.Source:
 		x.addAttr(n, "", "src", name+" src")
 		x.addSrcset(n, "srcset", name+" srcset")
+		// What lazy-loading scripts (lazysizes, vanilla-lazyload, lozad)
+		// move into src and srcset when the image nears the viewport.
+		x.addAttr(n, "", "data-src", name+" data-src")
+		x.addSrcset(n, "data-srcset", name+" data-srcset")
 	case atom.Video:
 		x.addAttr(n, "", "src", "video src")
 		x.addAttr(n, "", "poster", "video poster")
@@ -219,6 +232,13 @@ func (x *extractor) element(n *html.Node, nesting int) {
 				if u := refreshURL(c); u != "" {
 					x.add("meta refresh", u)
 				}
+			}
+		}
+		// The Windows tile icon and its browserconfig.xml, which favicon
+		// plugins (favicons-webpack-plugin, vite-plugin-favicons) emit.
+		if m, _ := attr(n, "", "name"); metaURLs[strings.ToLower(strings.TrimSpace(m))] {
+			if c, _ := attr(n, "", "content"); !strings.EqualFold(strings.TrimSpace(c), "none") {
+				x.add("meta "+strings.ToLower(strings.TrimSpace(m)), c)
 			}
 		}
 	case atom.Style:

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"log/slog"
 	"net"
 	"net/http"
@@ -37,6 +38,11 @@ type Client struct {
 
 	mu    sync.Mutex
 	certs map[string]Certificate
+
+	// Roots loaded on the first request that may use TLS (WithRootCAs).
+	loadRoots   func() *x509.CertPool
+	rootsOnce   sync.Once
+	rootsLoaded atomic.Bool
 }
 
 // Stats counts what a Client sent.
@@ -74,6 +80,19 @@ func WithTLSConfig(cfg *tls.Config) Option {
 	return func(c *Client) { c.base.TLSClientConfig = cfg }
 }
 
+// WithoutHeaderIndexing stops HTTP/2 header compression from indexing
+// the requests' headers, for a client whose every request has a path of
+// its own (a CDN check): there each path would enter the table only to
+// push out an older one, a cost on every request and never a saving. The
+// headers are sent as literals (a few dozen bytes more a request); HTTP/1
+// is unaffected.
+func WithoutHeaderIndexing() Option {
+	return func(c *Client) {
+		// 1 byte: no header fits, so none is added to the table.
+		c.base.HTTP2 = &http.HTTP2Config{MaxEncoderHeaderTableSize: 1}
+	}
+}
+
 // WithLogger sets the logger retries are reported to (at debug level); the
 // default is silent.
 func WithLogger(l *slog.Logger) Option {
@@ -82,6 +101,16 @@ func WithLogger(l *slog.Logger) Option {
 			c.logger = l
 		}
 	}
+}
+
+// WithRootCAs makes the client trust the roots load returns instead of the
+// system's, loaded on the first request that may use TLS (an https URL, or
+// any request sent through a proxy), not before: a process whose requests
+// are all plain http never parses a certificate. load is called at most
+// once per Client, before any TLS handshake; it replaces the RootCAs of
+// WithTLSConfig's configuration, which is copied, not modified.
+func WithRootCAs(load func() *x509.CertPool) Option {
+	return func(c *Client) { c.loadRoots = load }
 }
 
 // New returns a Client for p. Zero fields of p take DefaultPolicy's values.
@@ -116,7 +145,36 @@ func New(p Policy, opts ...Option) *Client {
 			o(c)
 		}
 	}
+	if c.loadRoots != nil {
+		// A copy of its own, whose RootCAs useRoots sets once.
+		if base.TLSClientConfig != nil {
+			base.TLSClientConfig = base.TLSClientConfig.Clone()
+		} else {
+			base.TLSClientConfig = &tls.Config{}
+		}
+	}
 	return c
+}
+
+// useRoots loads WithRootCAs's roots before the first request that may use
+// TLS. The configuration is still unused then: net/http reads RootCAs only
+// when it dials TLS, for a request sent after this.
+func (c *Client) useRoots(req *http.Request) {
+	if c.loadRoots == nil || c.rootsLoaded.Load() {
+		return
+	}
+	if req.URL.Scheme == "http" && c.base.Proxy == nil {
+		return
+	}
+	if req.URL.Scheme == "http" {
+		if u, err := c.base.Proxy(req); err == nil && u == nil {
+			return
+		}
+	}
+	c.rootsOnce.Do(func() {
+		c.base.TLSClientConfig.RootCAs = c.loadRoots()
+		c.rootsLoaded.Store(true)
+	})
 }
 
 // Policy returns the client's policy, defaults filled in.

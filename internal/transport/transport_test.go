@@ -494,3 +494,67 @@ func TestCertificates(t *testing.T) {
 		t.Errorf("untrusted: Certificates() = %+v after %d retries, want one with an error and no retry", certs, c.Stats().Retries)
 	}
 }
+
+// countingConn counts the bytes written to a connection.
+type countingConn struct {
+	net.Conn
+	written *atomic.Int64
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.written.Add(int64(n))
+	return n, err
+}
+
+// TestHeaderIndexing: over HTTP/2 a header sent before costs a byte or two
+// by default (its index in the compression table); WithoutHeaderIndexing
+// sends it whole each time, and it arrives intact.
+func TestHeaderIndexing(t *testing.T) {
+	long := strings.Repeat("v", 300)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 2 || r.Header.Get("X-Long") != long {
+			w.WriteHeader(http.StatusBadRequest)
+		}
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	perRequest := func(opts ...Option) int64 {
+		var written atomic.Int64
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return countingConn{conn, &written}, nil
+		}
+		tlsConf := WithTLSConfig(srv.Client().Transport.(*http.Transport).TLSClientConfig)
+		c := New(fast(), append([]Option{tlsConf, WithDialContext(dial)}, opts...)...)
+		send := func() {
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodHead, srv.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-Long", long)
+			resp, err := c.HTTPClient().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s: %s (not HTTP/2, or the header arrived otherwise)", resp.Proto, resp.Status)
+			}
+		}
+		send() // the handshake, the settings, the first request
+		before := written.Load()
+		for range 10 {
+			send()
+		}
+		return (written.Load() - before) / 10
+	}
+	indexed, literal := perRequest(), perRequest(WithoutHeaderIndexing())
+	if indexed >= 300 || literal < 300 {
+		t.Errorf("bytes sent a request: %d by default (want < 300), %d WithoutHeaderIndexing (want ≥ 300: the header whole)", indexed, literal)
+	}
+}

@@ -84,6 +84,18 @@ def normalize(doc):
                     if s.get(k):
                         t[k] = b64(s[k])
                 v['signatures'].append(t)
+        atts = doc['verification'].get('attestations')
+        if atts:
+            v['attestations'] = []
+            for a in atts:
+                t = {'digest': a['digest'], 'mediaType': a['mediaType'], 'content': b64(a['content'])}
+                for k in ('certificate', 'chain'):
+                    if a.get(k):
+                        t[k] = a[k]
+                for k in ('bundle', 'rfc3161Timestamp'):
+                    if a.get(k):
+                        t[k] = b64(a[k])
+                v['attestations'].append(t)
         out['verification'] = v
     return out
 
@@ -117,6 +129,11 @@ GRAPH = [
 ]
 REL = {'name': 'store-web', 'generation': 42, 'createdAt': '2026-12-01T10:00:00Z'}
 BASE = {'apiVersion': 'lockstep.dev/v1', 'kind': 'ReleaseManifest'}
+DSSE = 'application/vnd.dsse.envelope.v1+json'
+SOURCE = {'repository': 'https://github.com/acme/store', 'commit': '0123456789abcdef0123456789abcdef01234567'}
+ENVELOPE = base64.b64encode(json.dumps({'payloadType': 'application/vnd.in-toto+json', 'payload': 'e30=',
+                                        'signatures': [{'keyid': '', 'sig': 'MEUCIQ=='}]}).encode()).decode()
+ATTESTATION = {'digest': D('index'), 'mediaType': DSSE, 'content': ENVELOPE}
 
 
 def doc(**kw):
@@ -169,6 +186,10 @@ valid = [
     ('v2: the asset graph', 'A file lists the files it loads (sorted, each a file of the manifest); apiVersion v2.',
      compact(doc(apiVersion='lockstep.dev/v2', release=REL, images=[WEB],
                  assets=dict(cdn=['https://cdn.example/store/'], fingerprint=fingerprint(GRAPH), files=GRAPH)))),
+    ('v2: embedded attestations', 'A DSSE envelope (base64) found for the index, with a keyless certificate and chain; apiVersion v2.',
+     compact(doc(apiVersion='lockstep.dev/v2', release=dict(REL, source=SOURCE), images=[WEB],
+                 verification={'attestations': [dict(ATTESTATION, certificate='-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n',
+                                                     chain='', bundle='')]}))),
     ('v2 without a graph', 'A v2 manifest need not use a v2 field; an empty loads is not written.',
      compact(doc(apiVersion='lockstep.dev/v2', release=REL,
                  assets={'cdn': ['https://cdn.example/'], 'files': [dict(FILES[0], loads=[]), FILES[1]],
@@ -185,6 +206,17 @@ invalid = [
     ('another apiVersion', 'apiVersion', ok.replace('lockstep.dev/v1', 'lockstep.dev/v3')),
     ('loads in a v1 manifest', 'assets.files[1].loads',
      compact(doc(release=REL, assets=dict(base_files, files=[FILES[0], dict(FILES[1], loads=['assets/app-1a2b.js'])])))),
+    ('attestations in a v1 manifest', 'verification.attestations',
+     compact(doc(release=dict(REL, source=SOURCE), images=[WEB], verification={'attestations': [ATTESTATION]}))),
+    ('an attestation of an unknown form', 'verification.attestations[0].mediaType',
+     compact(doc(apiVersion='lockstep.dev/v2', release=dict(REL, source=SOURCE), images=[WEB],
+                 verification={'attestations': [dict(ATTESTATION, mediaType='application/json')]}))),
+    ('an attestation without content', 'verification.attestations[0].content',
+     compact(doc(apiVersion='lockstep.dev/v2', release=dict(REL, source=SOURCE), images=[WEB],
+                 verification={'attestations': [dict(ATTESTATION, content='')]}))),
+    ('an unknown field in an attestation', 'verification.attestations[0].payload',
+     compact(doc(apiVersion='lockstep.dev/v2', release=dict(REL, source=SOURCE), images=[WEB],
+                 verification={'attestations': [dict(ATTESTATION, payload='e30=')]}))),
     ('a file that loads a path outside the manifest', 'assets.files[1].loads[0]',
      compact(doc(apiVersion='lockstep.dev/v2', release=REL,
                  assets=dict(base_files, files=[FILES[0], dict(FILES[1], loads=['assets/gone.js'])])))),

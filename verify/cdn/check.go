@@ -3,6 +3,7 @@ package cdn
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -26,8 +27,10 @@ const DefaultTLSWarn = 14 * 24 * time.Hour
 // default client.
 type Options struct {
 	// Client sends every request; nil means a client with the default
-	// policy. Its per-host cap bounds the requests in flight to each CDN
-	// host, whatever Concurrency says.
+	// policy that indexes no header in HTTP/2 (every request has a path
+	// of its own: transport.WithoutHeaderIndexing). Its per-host cap
+	// bounds the requests in flight to each CDN host, whatever
+	// Concurrency says.
 	Client *transport.Client
 	// Full downloads and hashes every byte instead of trusting headers,
 	// reading at most the recorded size plus one byte of each asset.
@@ -65,12 +68,21 @@ type Options struct {
 	Logger *slog.Logger
 	// Progress, if set, is called after each check with done and total.
 	Progress func(done, total int)
+	// Stream, if set, receives the report in JSON while the check runs:
+	// the same bytes as the Report's Write in "json", each result written
+	// as soon as it and every result before it are decided. Nothing is
+	// written when Check returns no Report; an error writing it is
+	// returned with the Report.
+	Stream io.Writer
 }
 
 // Check checks the assets against every CDN base: for each asset and base,
 // that the CDN serves it (200), at its recorded size, with its recorded
 // hash where the CDN states one (or, with Full, where the bytes hash to
-// it). Per-asset failures are in the Report (see Report.Err); Check's own
+// it). A file without a content hash in its name (robots.txt,
+// favicon.svg, index.html: see assets.NameHash) is downloaded and hashed
+// even without Full, up to MaxUnhashedBytes: a change at the same size
+// keeps its name and would slip past a header check. Per-asset failures are in the Report (see Report.Err); Check's own
 // error is for a check that could not start: an *OriginError (or another
 // *manifest.ValidationError) for an origin that is the CDN, an error for a
 // path not in the manifest or a bad CDN base.
@@ -78,7 +90,7 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 	start := time.Now()
 	client := opt.Client
 	if client == nil {
-		client = transport.New(transport.DefaultPolicy())
+		client = transport.New(transport.DefaultPolicy(), transport.WithoutHeaderIndexing())
 	}
 	logger := opt.Logger
 	if logger == nil {
@@ -136,16 +148,44 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 		n = DefaultConcurrency
 	}
 	results := make([]Result, len(jobs))
-	next := make(chan int)
+	var stream *jsonStream
+	var decided chan int
+	streamed := make(chan struct{})
+	if opt.Stream != nil {
+		stream = newJSONStream(opt.Stream)
+		stream.begin(rep)
+		// Room for every index: a slow reader of the stream never holds a
+		// request back (nor counts in the check's duration).
+		decided = make(chan int, len(jobs))
+		go func() {
+			defer close(streamed)
+			emitInOrder(decided, len(jobs), func(i int) { stream.result(&results[i]) })
+		}()
+	}
+	type work struct {
+		i     int
+		first *firstConn // set on the first request to a base
+	}
+	next := make(chan work)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
 	for range min(n, len(jobs)) {
 		wg.Go(func() {
-			for i := range next {
-				results[i] = ck.check(ctx, jobs[i].f, jobs[i].url)
+			for w := range next {
+				i, actx := w.i, ctx
+				if w.first != nil {
+					actx = w.first.trace(ctx)
+				}
+				results[i] = ck.check(actx, jobs[i].f, jobs[i].url)
+				if w.first != nil {
+					w.first.open()
+				}
 				if r := results[i]; debug {
 					logger.Debug("checked", "path", r.Path, "url", r.URL, "status", r.Status, "reason", r.Reason)
+				}
+				if decided != nil {
+					decided <- i
 				}
 				if opt.Progress != nil {
 					mu.Lock()
@@ -157,7 +197,13 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 		})
 	}
 	for i := range jobs {
-		next <- i
+		if i%len(files) == 0 { // the first of a base's jobs (jobs is base by base)
+			first := newFirstConn()
+			next <- work{i, first}
+			first.wait(ctx)
+			continue
+		}
+		next <- work{i: i}
 	}
 	close(next)
 	wg.Wait()
@@ -180,7 +226,29 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 	}
 	after := client.Stats()
 	rep.summarize(after.Requests-before.Requests, after.Retries-before.Retries, time.Since(start))
+	if stream != nil {
+		close(decided)
+		<-streamed
+		if err := stream.end(rep); err != nil {
+			return rep, fmt.Errorf("writing the report: %w", err)
+		}
+	}
 	return rep, nil
+}
+
+// emitInOrder receives the indexes of decided results, each of 0..n-1
+// once in any order, and calls emit for each in ascending order, as soon
+// as every one before it has come.
+func emitInOrder(decided <-chan int, n int, emit func(int)) {
+	ready := make([]bool, n)
+	next := 0
+	for i := range decided {
+		ready[i] = true
+		for next < n && ready[next] {
+			emit(next)
+			next++
+		}
+	}
 }
 
 // selectFiles returns the files to check, sorted by path.

@@ -76,6 +76,9 @@ func hexSHA256(s string) (string, bool) {
 
 // b64SHA256 accepts 32 bytes in standard or URL base64, padded or not.
 func b64SHA256(s string) (string, bool) {
+	if len(s) != 43 && len(s) != 44 {
+		return "", false // not 32 bytes, padded or not: no decoding (most ETags)
+	}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 		if b, err := enc.DecodeString(s); err == nil && len(b) == 32 {
 			return hex.EncodeToString(b), true

@@ -2,7 +2,10 @@ package registry
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 func TestCache(t *testing.T) {
@@ -82,5 +86,47 @@ func TestCache(t *testing.T) {
 	reqs.Store(0)
 	if _, err = Pin(context.Background(), "web", host+"/app@sha256:"+strings.Repeat("1", 64), opt); !errors.Is(err, ErrImageNotFound) {
 		t.Errorf("pin by an unknown digest with a cache = %v, want ErrImageNotFound", err)
+	}
+}
+
+// TestCacheWritesLater: put and markSeen return before the disk is
+// written; the run reads what it put from memory, close writes it, and
+// the next run reads it from disk. A cache that cannot be written is no
+// cache, and no error.
+func TestCacheWritesLater(t *testing.T) {
+	b := []byte(`{"architecture":"amd64","os":"linux"}`)
+	sum := sha256.Sum256(b)
+	d := v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}
+	log := slog.New(slog.DiscardHandler)
+	dir := t.TempDir()
+	c := newBlobCache(dir, log)
+	if err := c.put(d, b); err != nil {
+		t.Fatal(err)
+	}
+	c.markSeen("app:v1")
+	if got, ok := c.get(d); !ok || string(got) != string(b) {
+		t.Errorf("get after put, same run = %q, %v", got, ok)
+	}
+	c.close()
+	next := newBlobCache(dir, log)
+	if got, ok := next.get(d); !ok || string(got) != string(b) || !next.seen("app:v1") {
+		t.Errorf("next run: get = %q, %v; seen = %v; want the object and the tag", got, ok, next.seen("app:v1"))
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "sha256", d.Hex)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("cached file: %v, %v; want mode 0600", fi, err)
+	}
+
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := newBlobCache(notDir, log)
+	if err := bad.put(d, b); err != nil {
+		t.Errorf("put into an unwritable cache = %v, want nil (logged)", err)
+	}
+	bad.markSeen("app:v1")
+	bad.close()
+	if _, ok := newBlobCache(notDir, log).get(d); ok {
+		t.Error("an unwritable cache returned an object from disk")
 	}
 }

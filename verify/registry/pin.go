@@ -158,6 +158,7 @@ func Resolve(ctx context.Context, reqs []Request, opt Options) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	defer p.cache.close() // the cache's writes, made while pinning
 	n := opt.Concurrency
 	if n <= 0 {
 		n = DefaultConcurrency
@@ -251,7 +252,7 @@ func newPinner(ctx context.Context, opt Options) (*pinner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configuring the registry client: %w", err)
 	}
-	return &pinner{opt: opt, puller: puller, cache: newBlobCache(opt.Cache), log: log}, nil
+	return &pinner{opt: opt, puller: puller, cache: newBlobCache(opt.Cache, log), log: log}, nil
 }
 
 // remoteOptions are go-containerregistry's options for opt: our transport

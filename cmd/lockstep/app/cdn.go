@@ -83,12 +83,17 @@ func cdnCheck(c *cli.Context) error {
 	if len(signed.Manifest.Assets.Files) == 0 {
 		opts.Logger.Warn("the manifest lists no assets: nothing to check", "manifest", signed.Location)
 	}
+	if f == "json" {
+		opts.Stream = c.App.Writer // written as the results come
+	}
 	rep, err := cdn.Check(c.Context, signed.Manifest.Assets, opts)
 	if err != nil {
 		return err
 	}
-	if err := rep.Write(c.App.Writer, f, Version); err != nil {
-		return err
+	if opts.Stream == nil {
+		if err := rep.Write(c.App.Writer, f, Version); err != nil {
+			return err
+		}
 	}
 	return rep.Err()
 }
@@ -112,7 +117,7 @@ func cdnOptionsFromFlags(c *cli.Context) (cdn.Options, error) {
 	p := transport.DefaultPolicy()
 	p.MaxConnsPerHost, p.Rate, p.Timeout = c.Int("concurrency"), c.Float64("rate"), c.Duration("timeout")
 	return cdn.Options{
-		Client:         newClient(c, p, clientOptions{Log: true}),
+		Client:         newClient(c, p, clientOptions{Log: true, UniquePaths: true}),
 		Full:           c.Bool("full"),
 		RequireContent: c.Bool("require-content"),
 		Sample:         c.Int("sample"),

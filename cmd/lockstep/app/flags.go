@@ -74,6 +74,7 @@ func checkFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "probe", Usage: "a page of the instance to probe for served assets (repeatable)", EnvVars: []string{"LOCKSTEP_PROBE"}},
 		&cli.IntFlag{Name: "sample", Usage: "check this many more manifest assets on the CDN, drawn at random"},
 		&cli.BoolFlag{Name: "all-assets", Usage: "check every manifest asset on the CDN"},
+		&cli.IntFlag{Name: "max-closure", Value: admission.DefaultMaxClosure, Usage: "the most assets the served ones may load by the manifest's asset graph (their closure, checked on the CDN); a larger closure refuses as could-not-verify (--all-assets checks everything, unbounded)", EnvVars: []string{"LOCKSTEP_MAX_CLOSURE"}},
 		&cli.StringSliceFlag{Name: "allow-host", Usage: "a third-party `HOST` (host, host:port or *.domain) pages may reference, unchecked (repeatable); any other host that is neither a CDN base nor the instance refuses", EnvVars: []string{"LOCKSTEP_ALLOW_HOST"}},
 		&cli.BoolFlag{Name: "asset-free-page", Usage: "the probed pages reference no asset, and that is expected: accept such a page (without it a page that references no asset proves nothing and refuses)", EnvVars: []string{"LOCKSTEP_ASSET_FREE_PAGE"}},
 		allowLinkLocalFlag(),
@@ -81,7 +82,15 @@ func checkFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "tls-warn", Value: admission.DefaultTLSWarning, Usage: "warn of a certificate, of any endpoint the check touches, that expires within this (an expired or invalid one refuses)", EnvVars: []string{"LOCKSTEP_TLS_WARN"}},
 		&cli.BoolFlag{Name: "require-image-signature", Usage: "verify the cosign signatures of the image this instance runs (the gate's platform must be signed), from the material embedded in the manifest, else from the registry", EnvVars: []string{"LOCKSTEP_REQUIRE_IMAGE_SIGNATURE"}},
 		&cli.BoolFlag{Name: "require-embedded-signatures", Usage: "verify image signatures from the manifest's embedded material only: a manifest that embeds none for the image is refused, the registry never asked (implies --require-image-signature)", EnvVars: []string{"LOCKSTEP_REQUIRE_EMBEDDED_SIGNATURES"}},
+		&cli.BoolFlag{Name: "require-provenance", Usage: "verify the build provenance of the image this instance runs from the attestations embedded in the manifest (record --embed-attestations), against its digests and release.source, with no registry request: none embedded, or one of another commit, repository, digest or builder, refuses (provenance)", EnvVars: []string{"LOCKSTEP_REQUIRE_PROVENANCE"}},
+		provenanceKeyFlag(),
 	), imageSignatureFlags()...)
+}
+
+// provenanceKeyFlag is --provenance-key: whose provenance attestations
+// count, when they are signed with a key (keyless: identityFlags).
+func provenanceKeyFlag() cli.Flag {
+	return &cli.StringFlag{Name: "provenance-key", Usage: "the public `KEY` (PEM such as cosign.pub, or a KMS URI) the builder signs provenance attestations with; without it, the keyless --certificate-identity[-regexp] and --certificate-oidc-issuer[-regexp] name the builder", EnvVars: []string{"LOCKSTEP_PROVENANCE_KEY"}}
 }
 
 // stateFlags are the trusted-state flags of every consumer.

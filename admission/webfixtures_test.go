@@ -1,6 +1,7 @@
 package admission_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -198,6 +199,20 @@ func TestWebFixtures(t *testing.T) {
 					}
 					w.onApp[p] = []byte(newer)
 				}, want: []admission.Kind{admission.KindAssetMissingOnCDN, admission.KindAssetNotInManifest}, flat: fx.name == "webpack"},
+				// A file whose name carries no content hash keeps its name
+				// when its bytes change: its bytes are compared.
+				{name: "a public file changed at the same size on the CDN", edit: func(w *webDeployment) {
+					b := w.onCDN["favicon.svg"]
+					changed := bytes.Replace(b, []byte(`viewBox="0 0 16 16"`), []byte(`viewBox="0 0 61 61"`), 1)
+					if bytes.Equal(changed, b) {
+						t.Fatalf("favicon.svg has no viewBox to change:\n%s", b)
+					}
+					w.onCDN["favicon.svg"] = changed // the same size, other bytes
+				}, want: []admission.Kind{admission.KindAssetContentMismatch}, subject: "favicon.svg"},
+				{name: "a public file changed at the same size on the instance", edit: func(w *webDeployment) {
+					p := fx.publicPath + "favicon.svg"
+					w.onApp[p] = bytes.Replace(w.onApp[p], []byte(`fill="#369"`), []byte(`fill="#963"`), 1)
+				}, want: []admission.Kind{admission.KindAssetContentMismatch}, subject: "favicon.svg"},
 				{name: "the bundler's own list as a probe", probes: []string{"/", fx.publicPath + fx.lists[0]}, flat: fx.name == "webpack"},
 			}
 			if fx.legacy != "" {

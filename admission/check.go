@@ -48,6 +48,13 @@ type Config struct {
 	// a registry that cannot be reached is dependency-unreachable.
 	ImageSignatures           ImageVerifier
 	RequireEmbeddedSignatures bool
+	// Provenance, when set (--require-provenance), verifies the build
+	// provenance of the manifest image the instance runs from the
+	// attestations embedded in the manifest alone, against the manifest's
+	// digests and release.source; the registry is never asked. Nothing
+	// embedded for the image, or an attestation that fails a check,
+	// refuses (provenance).
+	Provenance ProvenanceVerifier
 
 	// Image is the manifest image role the instance runs; empty means the
 	// manifest's only image.
@@ -313,6 +320,11 @@ func (c *checker) run(ctx context.Context) {
 	if m != nil && cfg.ImageSignatures != nil {
 		c.setStep("verifying image signatures")
 		c.imageSignatures(ctx, m)
+	}
+
+	if m != nil && cfg.Provenance != nil {
+		c.setStep("verifying build provenance")
+		c.provenance(ctx, m)
 	}
 
 	c.setStep("mapping the served assets")

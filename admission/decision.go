@@ -56,6 +56,11 @@ const (
 	// KindInternalError is a bug in lockstep (a recovered panic): the
 	// instance is refused, as for any error.
 	KindInternalError Kind = "internal-error"
+	// KindProvenance: with Config.Provenance, the image the instance runs
+	// has no embedded provenance attestation that verifies, names its
+	// digest and is SLSA provenance of the release's source repository and
+	// commit (the message names the check that failed).
+	KindProvenance Kind = "provenance"
 )
 
 // unverifiable reports whether a refusing finding of kind k means "could

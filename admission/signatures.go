@@ -85,16 +85,23 @@ func (c *checker) imageSignatures(ctx context.Context, m *manifest.Manifest) {
 		cfg.Logger.Warn("the manifest embeds no image signatures: reading them from the registry", "image", im.Name, "manifest", m.ID())
 		err = cfg.ImageSignatures.Verify(ctx, only.Images)
 	}
+	c.verdicts(err, KindImageSignature, subject, "image signatures of "+im.Name)
+}
+
+// verdicts turns a verifier's errors (joined) into findings: a refusal
+// (*verdict.MismatchError) of kind, material that is not valid
+// manifest-invalid, anything else what could not be reached.
+func (c *checker) verdicts(err error, kind Kind, subject, what string) {
 	for _, e := range split(err) {
 		var me *verdict.MismatchError
 		var ve *manifest.ValidationError
 		switch {
 		case errors.As(e, &me):
-			c.add(Finding{Kind: KindImageSignature, Subject: subject, Got: me.Got, Want: me.Want, Message: e.Error()})
+			c.add(Finding{Kind: kind, Subject: subject, Got: me.Got, Want: me.Want, Message: e.Error()})
 		case errors.As(e, &ve):
 			c.add(Finding{Kind: KindManifestInvalid, Subject: subject, Message: e.Error()})
 		default:
-			c.unreachable("image signatures of "+im.Name, e)
+			c.unreachable(what, e)
 		}
 	}
 }

@@ -22,3 +22,15 @@ lockstep_bin() {
 	if [ -n "${LOCKSTEP_BIN:-}" ]; then echo "$LOCKSTEP_BIN"; return; fi
 	go build -o "$1/lockstep" ./cmd/lockstep && echo "$1/lockstep"
 }
+
+# gobench TEST NAME ROLE BENCHMARK PER LABEL runs BENCHMARK of the Go test
+# binary TEST once, for $BENCHTIME (default 1s), and prints its sample:
+# ns/op divided by PER, in microseconds, labelled "BENCHMARK, LABEL" (the
+# benchmark's own line is kept as a comment).
+gobench() {
+	"$1" -test.run '^$' -test.bench "^$4\$" -test.benchtime "${BENCHTIME:-1s}" -test.benchmem |
+		awk -v name="$2" -v role="$3" -v bench="$4" -v per="$5" -v label="$6" '/^Benchmark/ {
+			for (i = 1; i < NF; i++) if ($(i + 1) == "ns/op") ns = $i
+			printf "# %s\n", $0
+			printf "bench %s %s %.3f us %s, %s\n", name, role, ns / per / 1000, bench, label }'
+}

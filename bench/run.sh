@@ -10,15 +10,17 @@
 #	start      lockstep version                      crane version
 #	admit      lockstep admit (process)              admission.Check in process
 #	parse      manifest.Parse, 10,000 assets         json.Unmarshal of the same bytes
+#	provenance an embedded provenance at boot         the embedded image signature
 #	cdn-N      lockstep cdn check, N HEADs on nginx  curl --parallel --parallel-max 64 -I
 #	cdn-h2-N   the same over HTTP/2 (TLS)            curl --http2, the same flags
 #	pin-warm   lockstep pin of 100 tags (cache)      a loop of crane digest
 #	pin-cold   lockstep pin --cache ''               a loop of crane digest
 #	pin-empty  lockstep pin into an empty cache      a loop of crane digest
 #	hash       lockstep record, 1 GiB, 20,000 files  sha256sum (one process)
+#	graph-js   the asset graph's JavaScript parser   the same package's lexer alone
 #
-# The scripts it runs (bench/start.sh, admit.sh, parse.sh, cdn.sh, pin.sh,
-# hash.sh) each print one `bench` line per run (bench/lib.sh); their own
+# The scripts it runs (bench/start.sh, admit.sh, parse.sh, provenance.sh,
+# cdn.sh, pin.sh, hash.sh, graph.sh) each print one `bench` line per run (bench/lib.sh); their own
 # tables go to OUT/NAME.log. lockstep is built once for all of them.
 #
 #   bench/run.sh              ROUNDS=5 CDN_SIZES="1000 10000 100000" OUT=a new directory
@@ -61,9 +63,11 @@ run() { # LOG SCRIPT ARGS...: runs a bench script, keeps its bench lines
 ROUNDS=$ROUNDS STARTS=$STARTS run start bench/start.sh
 ROUNDS=$ROUNDS RUNS=$ADMIT_RUNS run admit bench/admit.sh
 ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run parse bench/parse.sh
+ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run provenance bench/provenance.sh
 for n in $CDN_SIZES; do RUNS=$ROUNDS QUICK=$QUICK H1TLS=0 run "cdn-$n" bench/cdn.sh "$n"; done
 run pin bench/pin.sh "$PIN_TAGS" "$ROUNDS"
 RUNS=$ROUNDS FILES=$HASH_FILES BYTES=$HASH_BYTES run hash bench/hash.sh "$HASH_DIR"
+ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run graph bench/graph.sh
 
 echo "# bench/run.sh, $started to $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(uname -m), $ROUNDS rounds$([ "$QUICK" = 1 ] && echo ', QUICK=1: not a measurement')"
 echo "# load average at the start: $load_start; at the end: $(load)"

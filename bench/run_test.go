@@ -43,7 +43,7 @@ func TestRunQuick(t *testing.T) {
 		}
 		rows[cells[1]] = cells[1:9]
 	}
-	for _, name := range []string{"start", "admit", "parse", "cdn-200", "cdn-h2-200", "pin-warm", "pin-cold", "pin-empty", "hash"} {
+	for _, name := range []string{"start", "admit", "parse", "provenance", "cdn-200", "cdn-h2-200", "pin-warm", "pin-cold", "pin-empty", "hash", "graph-js"} {
 		row, ok := rows[name]
 		if !ok {
 			t.Errorf("no row %q in bench/run.sh's table:\n%s", name, out)

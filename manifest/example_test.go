@@ -74,3 +74,14 @@ func ExampleDiff() {
 	// refused: tag-moved web
 	// refusals with web allowed: 0
 }
+
+func ExampleAssets_Closure() {
+	a := manifest.Assets{Files: []manifest.File{
+		{Path: "assets/app.js", Loads: []string{"assets/lazy.js"}},
+		{Path: "assets/lazy.css"},
+		{Path: "assets/lazy.js", Loads: []string{"assets/lazy.css"}},
+		{Path: "index.html", Loads: []string{"assets/app.js"}},
+	}}
+	fmt.Println(a.Closure([]string{"index.html"}))
+	// Output: [assets/app.js assets/lazy.css assets/lazy.js index.html]
+}

@@ -3,6 +3,7 @@ package manifest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -10,14 +11,72 @@ import (
 	"time"
 )
 
-// The version of the format this package reads and writes.
+// The versions of the format this package reads and writes. A manifest is
+// written in the oldest version that holds every field it uses
+// ((*Manifest).Version), so that a manifest without newer fields stays
+// readable by older readers, which refuse unknown fields and versions.
 const (
+	// APIVersion is the first version, which every reader knows.
 	APIVersion = "lockstep.dev/v1"
-	Kind       = "ReleaseManifest"
-	// MediaType names the format where a media type is wanted (OCI
-	// artifacts, HTTP Content-Type).
-	MediaType = "application/vnd.lockstep.release.v1+json"
+	// APIVersionV2 adds the asset graph (File.Loads) and embedded
+	// provenance attestations (Verification.Attestations).
+	APIVersionV2 = "lockstep.dev/v2"
+	Kind         = "ReleaseManifest"
+	// MediaType names the format of APIVersion where a media type is
+	// wanted (OCI artifacts, HTTP Content-Type); MediaTypeV2 that of
+	// APIVersionV2 (see MediaTypeOf).
+	MediaType   = "application/vnd.lockstep.release.v1+json"
+	MediaTypeV2 = "application/vnd.lockstep.release.v2+json"
 )
+
+// Versions lists the versions Parse accepts, oldest first.
+var Versions = []string{APIVersion, APIVersionV2}
+
+// MediaTypeOf returns the media type of an apiVersion, "" for one this
+// package does not know.
+func MediaTypeOf(apiVersion string) string {
+	switch apiVersion {
+	case APIVersion:
+		return MediaType
+	case APIVersionV2:
+		return MediaTypeV2
+	}
+	return ""
+}
+
+// versionRank orders the versions: 1 for v1, 2 for v2, 0 for another.
+func versionRank(apiVersion string) int {
+	switch apiVersion {
+	case APIVersion:
+		return 1
+	case APIVersionV2:
+		return 2
+	}
+	return 0
+}
+
+// Version returns the oldest apiVersion that holds every field m uses:
+// APIVersionV2 when a file has Loads or the manifest embeds attestations,
+// else APIVersion. A writer sets
+// m.APIVersion to it; Validate refuses a manifest whose apiVersion is
+// older than this.
+func (m *Manifest) Version() string {
+	v, _ := m.needs()
+	return v
+}
+
+// needs returns Version and the first field that needs it ("" for v1).
+func (m *Manifest) needs() (string, string) {
+	for i, f := range m.Assets.Files {
+		if len(f.Loads) > 0 {
+			return APIVersionV2, fmt.Sprintf("assets.files[%d].loads", i)
+		}
+	}
+	if m.Verification != nil && len(m.Verification.Attestations) > 0 {
+		return APIVersionV2, "verification.attestations"
+	}
+	return APIVersion, ""
+}
 
 // MaxSize is the largest manifest Parse accepts, in bytes (16 MiB: about
 // 100,000 assets).
@@ -118,6 +177,12 @@ type File struct {
 	// SHA256 is the lower-case hex SHA-256 of the file's bytes.
 	SHA256      string `json:"sha256"`
 	ContentType string `json:"contentType,omitempty"`
+	// Loads (apiVersion v2) lists the files of the same manifest that this
+	// one makes a browser load: its static and dynamic imports, its CSS,
+	// the fonts and images its CSS names, its workers. Sorted, each once,
+	// never the file itself. It is the asset graph that (*Assets).Closure
+	// walks; empty when unknown.
+	Loads []string `json:"loads,omitempty"`
 }
 
 // Verification is signature material embedded in a manifest, so that a
@@ -127,6 +192,47 @@ type Verification struct {
 	// Signatures holds the cosign signatures of the images' index and
 	// platform manifests, each naming the digest it signs.
 	Signatures []EmbeddedSignature `json:"signatures,omitempty"`
+	// Attestations (apiVersion v2) holds the verified SLSA provenance
+	// attestations of the images' index and platform manifests
+	// (verify/provenance Verify and VerifyEmbedded), each naming the
+	// digest it was found for.
+	Attestations []EmbeddedAttestation `json:"attestations,omitempty"`
+}
+
+// The forms of an embedded attestation (EmbeddedAttestation.MediaType).
+const (
+	// AttestationDSSE is a DSSE envelope, as cosign stores an attestation
+	// in a layer of its `sha256-<hex>.att` image, with the layer's
+	// certificate, chain, Rekor bundle and timestamp beside it.
+	AttestationDSSE = "application/vnd.dsse.envelope.v1+json"
+	// AttestationBundle is a Sigstore bundle v0.3 holding a DSSE envelope,
+	// as an OCI referrer (GitHub artifact attestations, `cosign attest
+	// --new-bundle-format`): it carries its own verification material.
+	AttestationBundle = "application/vnd.dev.sigstore.bundle.v0.3+json"
+)
+
+// EmbeddedAttestation is one signed in-toto statement about an image, as
+// found in the registry: its form (MediaType) decides what Content holds
+// and which other fields may be set.
+type EmbeddedAttestation struct {
+	// Digest is the image manifest or index the attestation was found
+	// for (the subject it was attached to in the registry).
+	Digest Digest `json:"digest"`
+	// MediaType is AttestationDSSE or AttestationBundle.
+	MediaType string `json:"mediaType"`
+	// Content is the DSSE envelope's JSON (AttestationDSSE) or the
+	// Sigstore bundle's JSON (AttestationBundle), exactly as stored.
+	Content []byte `json:"content"`
+	// Certificate and Chain are PEM, for a keyless DSSE envelope
+	// (dev.sigstore.cosign/certificate, dev.sigstore.cosign/chain).
+	Certificate string `json:"certificate,omitempty"`
+	Chain       string `json:"chain,omitempty"`
+	// Bundle is the Rekor bundle (JSON, dev.sigstore.cosign/bundle) of a
+	// DSSE envelope that was logged.
+	Bundle []byte `json:"bundle,omitempty"`
+	// RFC3161Timestamp is the timestamp authority's response (JSON) of a
+	// DSSE envelope, where there is one.
+	RFC3161Timestamp []byte `json:"rfc3161Timestamp,omitempty"`
 }
 
 // EmbeddedSignature is one image signature as cosign stores it in a

@@ -81,13 +81,21 @@ func checkHead(data []byte) error {
 }
 
 func checkVersion(apiVersion, kind string) error {
-	if apiVersion != APIVersion {
-		return invalid("apiVersion", "%q is not a known version (want %q)", apiVersion, APIVersion)
+	if versionRank(apiVersion) == 0 {
+		return invalid("apiVersion", "%q is not a known version (want one of %s)", apiVersion, strings.Join(quoted(Versions), ", "))
 	}
 	if kind != Kind {
 		return invalid("kind", "%q is not %q", kind, Kind)
 	}
 	return nil
+}
+
+func quoted(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }
 
 // Read reads at most MaxSize bytes from r and parses them. A longer input

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -15,11 +16,8 @@ import (
 // Validate checks a decoded manifest's fields. It returns the first
 // *ValidationError found, naming the field.
 func Validate(m *Manifest) error {
-	if m.APIVersion != APIVersion {
-		return invalid("apiVersion", "%q is not a known version (want %q)", m.APIVersion, APIVersion)
-	}
-	if m.Kind != Kind {
-		return invalid("kind", "%q is not %q", m.Kind, Kind)
+	if err := checkVersion(m.APIVersion, m.Kind); err != nil {
+		return err
 	}
 	r := m.Release
 	if err := ValidateName(r.Name); err != nil {
@@ -123,6 +121,12 @@ func Validate(m *Manifest) error {
 		if err := lowerHex(file.SHA256); err != nil {
 			return invalid(f("sha256"), "%v", err)
 		}
+		if err := validateLoads(a.Files, i); err != nil {
+			return err
+		}
+	}
+	if need, field := m.needs(); versionRank(m.APIVersion) < versionRank(need) {
+		return invalid(field, "needs apiVersion %q (the manifest says %q)", need, m.APIVersion)
 	}
 	if len(a.Files) > 0 || !a.Fingerprint.IsZero() {
 		if want := Fingerprint(a.Files); a.Fingerprint != want {
@@ -134,6 +138,47 @@ func Validate(m *Manifest) error {
 			if s.Digest.IsZero() {
 				return invalid(fmt.Sprintf("verification.signatures[%d].digest", i), "is required")
 			}
+		}
+		for i, a := range v.Attestations {
+			if err := validateAttestation(a); err != nil {
+				err.Field = fmt.Sprintf("verification.attestations[%d].%s", i, err.Field)
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// validateAttestation checks an embedded attestation's form: a digest, a
+// known media type, content, and for a Sigstore bundle (which carries its
+// own material) no DSSE-only field. Its Field is relative to the entry.
+func validateAttestation(a EmbeddedAttestation) *ValidationError {
+	switch {
+	case a.Digest.IsZero():
+		return invalid("digest", "is required")
+	case a.MediaType != AttestationDSSE && a.MediaType != AttestationBundle:
+		return invalid("mediaType", "%q is not a known attestation form (want %q or %q)", a.MediaType, AttestationDSSE, AttestationBundle)
+	case len(a.Content) == 0:
+		return invalid("content", "is required")
+	case a.MediaType == AttestationBundle && (a.Certificate != "" || a.Chain != "" || len(a.Bundle) > 0 || len(a.RFC3161Timestamp) > 0):
+		return invalid("mediaType", "a Sigstore bundle carries its own verification material: certificate, chain, bundle and rfc3161Timestamp are for %q only", AttestationDSSE)
+	}
+	return nil
+}
+
+// validateLoads checks files[i].Loads: each entry a path of another file
+// of files (which is sorted), sorted, each once.
+func validateLoads(files []File, i int) error {
+	for j, l := range files[i].Loads {
+		f := func() string { return fmt.Sprintf("assets.files[%d].loads[%d]", i, j) }
+		switch {
+		case l == files[i].Path:
+			return invalid(f(), "%q is the file itself", l)
+		case j > 0 && files[i].Loads[j-1] >= l:
+			return invalid(f(), "loads are not sorted, each once (%q after %q)", l, files[i].Loads[j-1])
+		}
+		if _, ok := slices.BinarySearchFunc(files, l, func(f File, p string) int { return strings.Compare(f.Path, p) }); !ok {
+			return invalid(f(), "%q is not a file of the manifest", l)
 		}
 	}
 	return nil

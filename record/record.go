@@ -13,6 +13,8 @@ import (
 
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
+	"github.com/lockstep-dev/lockstep/manifest/assets/graph"
+	"github.com/lockstep-dev/lockstep/verdict"
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
@@ -36,6 +38,11 @@ func ParseImage(s string) (Image, error) {
 // EmbedFunc returns the verification material of pinned images.
 type EmbedFunc func(ctx context.Context, images []manifest.Image) (*manifest.Verification, error)
 
+// ProvenanceFunc verifies the provenance of pinned images against the
+// release's source and returns the attestations that passed, as
+// verify/provenance's Verifier.Verify does.
+type ProvenanceFunc func(ctx context.Context, images []manifest.Image, src *manifest.BuildSource) ([]manifest.EmbeddedAttestation, error)
+
 // Options describe the release to record.
 type Options struct {
 	// Release is the service name; Generation its generation (≥ 1).
@@ -48,6 +55,12 @@ type Options struct {
 	// Assets says which files to hash. An empty Assets.Dir records no
 	// assets. Assets.CDN is set from CDN; a nil Assets.Logger is Logger.
 	Assets assets.Options
+	// NoGraph records no asset graph (manifest.File.Loads, drawn by
+	// graph.Build from the asset lists and the files): the manifest is then
+	// written as lockstep.dev/v1, which gates older than v2 read. By default
+	// the graph is recorded, and a manifest whose assets load one another
+	// is lockstep.dev/v2.
+	NoGraph bool
 	// CDN holds the base URLs the assets are served under (required with
 	// assets); Origin is the CDN's origin, optional.
 	CDN    []string
@@ -70,6 +83,18 @@ type Options struct {
 	// Verifier.Embed: a consumer then verifies the images' signatures from
 	// the manifest alone. Its error fails the record.
 	Embed EmbedFunc
+	// Provenance, if set, verifies the images' build provenance against
+	// the release's source (Source, or the environment's) once they are
+	// pinned: its error (a refusal, or a registry that cannot be read)
+	// fails the record. A release whose source names no repository or
+	// commit is a *manifest.ValidationError (field release.source), before
+	// any network call.
+	Provenance ProvenanceFunc
+	// EmbedAttestations embeds what Provenance verified in the manifest
+	// (Verification.Attestations, an apiVersion v2 field), so that a
+	// consumer verifies the provenance from the manifest alone. It needs
+	// Provenance.
+	EmbedAttestations bool
 	// Previous, when set, is the release's previous manifest: a tag that
 	// now names other bytes than there is refused with a
 	// *registry.MovedTagError (a mismatch), unless AllowMoved names it
@@ -87,11 +112,19 @@ type Options struct {
 // manifest (checked before any network call or hashing); an *assets.Error
 // for an asset that cannot be recorded; from pinning, what registry.Pin
 // returns (a *verdict.UnavailableError when the registry cannot be asked),
-// wrapped with the image's name; Embed's error, wrapped.
+// wrapped with the image's name; Provenance's error (a refusal, exit 1, or
+// a registry that cannot be read) and Embed's, wrapped.
 func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Source == nil {
+		getenv := opts.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		opts.Source = SourceFromEnv(getenv)
 	}
 	if err := check(opts); err != nil {
 		return nil, err
@@ -112,13 +145,6 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 		exp := created.Add(opts.ExpiresIn)
 		m.Release.ExpiresAt = &exp
 	}
-	if m.Release.Source == nil {
-		getenv := opts.Getenv
-		if getenv == nil {
-			getenv = os.Getenv
-		}
-		m.Release.Source = SourceFromEnv(getenv)
-	}
 	if m.Assets.CDN == nil {
 		m.Assets.CDN = []string{}
 	}
@@ -137,7 +163,19 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 			if ao.Logger == nil {
 				ao.Logger = opts.Logger
 			}
+			// The graph's references are read as the files are hashed,
+			// each file once.
+			refs := &graph.Collector{}
+			if !opts.NoGraph {
+				ao.Inspect = refs.Inspect
+			}
 			hashed, hashErr = assets.Hash(ctx, ao)
+			if hashErr == nil && !opts.NoGraph {
+				_, hashErr = graph.Build(ctx, hashed.Files, graph.Options{
+					Dir: ao.Dir, Lists: ao.Lists, PublicPath: ao.PublicPath, CDN: ao.CDN, Workers: ao.Workers, Logger: ao.Logger,
+					Collected: refs,
+				})
+			}
 			if hashErr != nil {
 				cancel()
 			}
@@ -159,6 +197,15 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 		m.Assets.Files = hashed.Files
 		log.Info("hashed assets", "files", len(hashed.Files), "bytes", hashed.Bytes)
 	}
+	var provenance []manifest.EmbeddedAttestation
+	if opts.Provenance != nil && len(images) > 0 {
+		atts, err := opts.Provenance(ctx, images, m.Release.Source)
+		if err != nil {
+			return nil, fmt.Errorf("verifying the images' provenance: %w", err)
+		}
+		log.Info("verified the images' provenance", "attestations", len(atts), "repository", m.Release.Source.Repository, "commit", m.Release.Source.Commit)
+		provenance = atts
+	}
 	if opts.Embed != nil && len(images) > 0 {
 		v, err := opts.Embed(ctx, images)
 		if err != nil {
@@ -169,10 +216,20 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 			log.Info("embedded image signatures", "signatures", len(v.Signatures))
 		}
 	}
+	if opts.EmbedAttestations && len(provenance) > 0 {
+		if m.Verification == nil {
+			m.Verification = &manifest.Verification{}
+		}
+		m.Verification.Attestations = provenance
+		log.Info("embedded provenance attestations", "attestations", len(provenance))
+	}
 	m.Assets.Fingerprint = manifest.Fingerprint(m.Assets.Files)
 	if len(m.Assets.Files) == 0 {
 		m.Assets.Fingerprint = manifest.Digest{}
 	}
+	// The oldest version that holds what was recorded: v1 unless the
+	// assets carry a graph, so older gates keep reading what they can.
+	m.APIVersion = m.Version()
 	if err := manifest.Validate(m); err != nil {
 		return nil, err
 	}
@@ -211,6 +268,12 @@ func check(opts Options) error {
 	}
 	if len(opts.Images) == 0 && opts.Assets.Dir == "" {
 		return &manifest.ValidationError{Reason: "nothing to record: give images, an asset directory, or both"}
+	}
+	if opts.EmbedAttestations && opts.Provenance == nil {
+		return &verdict.OptionError{Option: "EmbedAttestations", Reason: "needs Provenance: only verified attestations are embedded"}
+	}
+	if s := opts.Source; opts.Provenance != nil && (s == nil || s.Repository == "" || s.Commit == "") {
+		return &manifest.ValidationError{Field: "release.source", Reason: "provenance is checked against the release's source repository and commit, and none is known (set the source, or record in GitHub Actions)"}
 	}
 	seen := map[string]bool{}
 	for _, im := range opts.Images {

@@ -254,3 +254,47 @@ func TestSourceFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestAssetGraph: record on a real Vite build records the graph
+// (apiVersion v2, the page's closure every file a browser loads), and
+// NoGraph records none (v1, which older gates read).
+func TestManifestAssetGraph(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "web", "vite-react", "dist")
+	opts := Options{Release: "web", Generation: 1, CDN: []string{"https://cdn.example/app/"}, Getenv: env(nil),
+		Assets: assets.Options{Dir: dir, Lists: []string{filepath.Join(dir, ".vite", "manifest.json")}}}
+	m, err := Manifest(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.APIVersion != manifest.APIVersionV2 {
+		t.Errorf("apiVersion = %s, want %s", m.APIVersion, manifest.APIVersionV2)
+	}
+	closure := m.Assets.Closure([]string{"index.html"})
+	if len(closure) != len(m.Assets.Files)-1 || slices.Contains(closure, "robots.txt") {
+		t.Errorf("closure of index.html = %q, want every file but robots.txt", closure)
+	}
+	b, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := manifest.Parse(b); err != nil {
+		t.Errorf("Parse(the recorded v2 manifest) = %v", err)
+	}
+
+	opts.NoGraph = true
+	m1, err := Manifest(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m1.APIVersion != manifest.APIVersion {
+		t.Errorf("NoGraph: apiVersion = %s, want %s", m1.APIVersion, manifest.APIVersion)
+	}
+	for _, f := range m1.Assets.Files {
+		if len(f.Loads) > 0 {
+			t.Errorf("NoGraph: %s loads %q", f.Path, f.Loads)
+		}
+	}
+	if m1.Assets.Fingerprint != m.Assets.Fingerprint {
+		t.Errorf("the graph changed the assets' fingerprint")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/lockstep-dev/lockstep/internal/cssurl"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -126,12 +127,12 @@ func (x *extractor) addSrcset(n *html.Node, key, where string) {
 }
 
 func (x *extractor) addCSS(where, text string) {
-	for _, r := range cssURLs(text) {
+	for _, r := range cssurl.Refs(text) {
 		w := where
-		if r.imported {
+		if r.Import {
 			w = WhereImport
 		}
-		x.add(w, r.url)
+		x.add(w, r.URL)
 	}
 }
 

@@ -92,6 +92,8 @@ func Steps() []Step {
 		{"upload the new asset, record v2 (generation 2) and publish it", publishV2},
 		{"the scale-up instance boots again: admitted against v2", admitV2},
 		{"a delayed pipeline publishes generation 1 again: refused, the channel keeps generation 2", refuseStalePublisher},
+		{"CI attests the build provenance of the image it pushed", attestBuild},
+		{"record --require-provenance binds the image to the release's commit, and refuses another commit", bindProvenance},
 	}
 }
 

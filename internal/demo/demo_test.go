@@ -21,7 +21,7 @@ func TestRun(t *testing.T) {
 	}
 	got := out.String()
 	for _, want := range []string{
-		"[1/14] CI builds store v1", "$ lockstep pin 127.0.0.1:", "linux/amd64 manifest sha256:",
+		"[1/16] CI builds store v1", "$ lockstep pin 127.0.0.1:", "linux/amd64 manifest sha256:",
 		"$ lockstep record --release store-web --generation auto --store file://", "--check-cdn --sign-key cosign.key --output release-v1.json",
 		"ok: checked 4 (4 files × 1 base): 4 ok", "release store-web@1: image web sha256:", "signed: release-v1.json.sig",
 		"$ lockstep manifest verify --key cosign.pub release-v1.json", "store-web production generation 1 sha256:",
@@ -31,14 +31,16 @@ func TestRun(t *testing.T) {
 		"missing  js/app.", "lockstep: the CDN does not serve the release's assets",
 		"store-web production generation 2 sha256:", "ADMITTED (exit 0): store-web generation 2",
 		"generation 1 is not newer than generation 2",
-		"demo complete: all 14 steps behaved as designed",
+		"$ cosign attest --key cosign.key --type slsaprovenance1", "--require-provenance --provenance-key cosign.pub",
+		"the release's commit (the manifest goes to stdout)", "provenance commit: the provenance names another commit",
+		"demo complete: all 16 steps behaved as designed",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the narrative lacks %q:\n%s", want, got)
 		}
 	}
-	if n := strings.Count(got, "(exit code 1)"); n != 3 {
-		t.Errorf("%d refusals said with exit code 1, want 3 (moved tag, CDN check, stale publisher):\n%s", n, got)
+	if n := strings.Count(got, "(exit code 1)"); n != 4 {
+		t.Errorf("%d refusals said with exit code 1, want 4 (moved tag, CDN check, stale publisher, provenance):\n%s", n, got)
 	}
 	// What the demo left is what the commands would have: a signed v1
 	// that verifies with the public key.
@@ -88,6 +90,9 @@ func TestRunFailsWhenARefusalDoesNotCome(t *testing.T) {
 		{"asset uploaded first", moveFirst("upload the new asset", "record the new build as v2"), "record the new build as v2", "record --check-cdn wrote"},
 		// Without v2 published, the channel still names generation 1.
 		{"no v2", without("upload the new asset", "the scale-up instance boots again"), "a delayed pipeline", "names generation 1 after the stale publish, want 2"},
+		// Without CI's attestation, record --require-provenance finds no
+		// provenance: the release's own commit is refused too.
+		{"no attestation", without("CI attests"), "record --require-provenance", "the provenance of the build's own commit was refused"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

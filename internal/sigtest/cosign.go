@@ -2,10 +2,15 @@ package sigtest
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	sigsig "github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/lockstep-dev/lockstep/manifest/signature"
 )
 
 // CosignPassword is the password of the key pairs GenerateCosignKeyPair
@@ -72,4 +77,16 @@ func (c *Cosign) GenerateKeyPair(t testing.TB, dir string) (priv, pub string) {
 	t.Helper()
 	c.MustRun(t, dir, "generate-key-pair")
 	return filepath.Join(dir, "cosign.key"), filepath.Join(dir, "cosign.pub")
+}
+
+// Verifier runs `cosign generate-key-pair` in dir, as GenerateKeyPair,
+// and returns the public key loaded as lockstep loads --key.
+func (c *Cosign) Verifier(t testing.TB, dir string) sigsig.Verifier {
+	t.Helper()
+	_, pub := c.GenerateKeyPair(t, dir)
+	v, err := signature.LoadVerifier(context.Background(), pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

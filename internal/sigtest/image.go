@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sigstore/cosign/v2/pkg/oci"
 	"github.com/sigstore/cosign/v2/pkg/oci/mutate"
 	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
 	"github.com/sigstore/cosign/v2/pkg/oci/static"
@@ -42,16 +43,22 @@ func SignImage(t testing.TB, d name.Digest, sv sigsig.Signer, certPEM, chainPEM 
 	if err != nil {
 		t.Fatal(err)
 	}
+	attach(t, d, func(se oci.SignedEntity) (oci.SignedEntity, error) { return mutate.AttachSignatureToEntity(se, sig) }, ociremote.WriteSignatures, ropts)
+}
+
+// attach reads the entity at d, adds to it with add, and pushes it with
+// write (ociremote.WriteSignatures or WriteAttestations).
+func attach(t testing.TB, d name.Digest, add func(oci.SignedEntity) (oci.SignedEntity, error), write func(name.Repository, oci.SignedEntity, ...ociremote.Option) error, ropts []remote.Option) {
+	t.Helper()
 	o := ociremote.WithRemoteOptions(ropts...)
 	se, err := ociremote.SignedEntity(d, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	se, err = mutate.AttachSignatureToEntity(se, sig)
-	if err != nil {
+	if se, err = add(se); err != nil {
 		t.Fatal(err)
 	}
-	if err := ociremote.WriteSignatures(d.Context(), se, o); err != nil {
+	if err := write(d.Context(), se, o); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -74,11 +74,19 @@ func (r *Release) Embed(t testing.TB, key sigsig.Verifier, p imagesig.Policy) *m
 // Key as MANIFEST.sig beside it, and returns its path.
 func (r *Release) WriteManifest(t testing.TB, emb *manifest.Verification) string {
 	t.Helper()
+	return r.WriteManifestFunc(t, func(m *manifest.Manifest) { m.Verification = emb })
+}
+
+// WriteManifestFunc is WriteManifest with the manifest as edit leaves it
+// (its apiVersion then set to the one its fields need, as record does).
+func (r *Release) WriteManifestFunc(t testing.TB, edit func(*manifest.Manifest)) string {
+	t.Helper()
 	m, _, err := scenario.Manifest("store-web", 3, []manifest.Image{r.Image}, []string{"https://cdn.invalid/static/"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Verification = emb
+	edit(m)
+	m.APIVersion = m.Version()
 	raw, err := m.Encode()
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ package sigtest
 
 import (
 	"crypto"
+	"crypto/ecdsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
@@ -93,6 +94,18 @@ func caTemplate(serial int64, cn string) *x509.Certificate {
 // certificate.
 func (ca *CA) Leaf(t testing.TB, identity, issuer string) (sigsig.SignerVerifier, *x509.Certificate) {
 	t.Helper()
+	k, cert := ca.LeafKey(t, identity, issuer)
+	sv, err := sigsig.LoadSignerVerifier(k, crypto.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sv, cert
+}
+
+// LeafKey is Leaf with the private key itself, for a tool that reads it
+// from a file (cosign import-key-pair).
+func (ca *CA) LeafKey(t testing.TB, identity, issuer string) (*ecdsa.PrivateKey, *x509.Certificate) {
+	t.Helper()
 	ext, err := asn1.MarshalWithParams(issuer, "utf8")
 	if err != nil {
 		t.Fatal(err)
@@ -116,11 +129,7 @@ func (ca *CA) Leaf(t testing.TB, identity, issuer string) (sigsig.SignerVerifier
 		tmpl.EmailAddresses = []string{identity}
 	}
 	cert, k := ca.inter.Issue(t, tmpl)
-	sv, err := sigsig.LoadSignerVerifier(k, crypto.SHA256)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sv, cert
+	return k, cert
 }
 
 // ChainPEM returns the PEM of the intermediate and the root, the chain

@@ -44,8 +44,10 @@ type Options struct {
 	Unlisted Unlisted
 	// Exclude holds path.Match patterns; a file or directory whose path
 	// relative to Dir, or whose name, matches one is left out of the walk
-	// and counted in Result.Excluded. Files named by a List are never
-	// excluded.
+	// and counted in Result.Excluded. It applies to the Lists' entries as
+	// well (webpack's lists name *.map and index.html): an entry that
+	// matches, or that lies in a directory that matches, is left out and
+	// counted the same way. A recorded file is never in Result.Excluded.
 	Exclude []string
 	// PublicPath is a prefix that asset list entries carry and paths
 	// relative to Dir do not (webpack's output.publicPath, e.g. "/static/").
@@ -61,6 +63,13 @@ type Options struct {
 	Progress func(done, total int64)
 	// Logger receives what was excluded; nil is silent.
 	Logger *slog.Logger
+	// Inspect, if set, is asked by the hashing workers about each file
+	// before it is read; for a file it returns a function for, the file is
+	// read whole into memory, hashed, and the function is called with the
+	// hashed bytes (so what it inspects is what was recorded), on the
+	// worker's goroutine. The asset graph reads references this way
+	// (graph.Collector), so that no file is read twice.
+	Inspect func(path string, size int64) func(data []byte)
 }
 
 // Unlisted is Options.Unlisted.
@@ -105,12 +114,20 @@ type Error struct {
 	Path   string
 	Reason string
 	Err    error
+	// PublicPath, when set, is the prefix that the asset list's entries
+	// carry and the asset directory does not have ("/static/"): the
+	// missing file is there without it, so Options.PublicPath should
+	// probably be this.
+	PublicPath string
 }
 
 func (e *Error) Error() string {
 	msg := fmt.Sprintf("asset %s: %s", e.Path, e.Reason)
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
+	}
+	if e.PublicPath != "" {
+		msg += fmt.Sprintf(" (the asset directory has it without the prefix %q: is that the public path?)", e.PublicPath)
 	}
 	return msg
 }
@@ -209,6 +226,32 @@ type walker struct {
 	files    []pending
 	seen     map[string]string // rel -> abs
 	excluded []string
+	// excludedSet holds excluded's paths, which the lists and the walk
+	// may both come upon.
+	excludedSet map[string]bool
+}
+
+// exclude records that rel was left out.
+func (w *walker) exclude(rel string) {
+	if w.excludedSet == nil {
+		w.excludedSet = map[string]bool{}
+	}
+	if !w.excludedSet[rel] {
+		w.excludedSet[rel] = true
+		w.excluded = append(w.excluded, rel)
+	}
+}
+
+// excludedEntry says whether an asset list's entry is left out: it, or a
+// directory it lies in, matches a pattern (as the walk would have left it
+// out). The path counted is the entry's own.
+func (w *walker) excludedEntry(rel string) bool {
+	for p := rel; p != "." && p != "/" && p != ""; p = path.Dir(p) {
+		if w.excludedPath(p) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *walker) add(rel, abs string) error {
@@ -264,7 +307,7 @@ func (w *walker) dir(ctx context.Context, abs, rel string, stack []string) error
 		r := path.Join(rel, ent.Name())
 		a := filepath.Join(abs, ent.Name())
 		if w.excludedPath(r) {
-			w.excluded = append(w.excluded, r)
+			w.exclude(r)
 			continue
 		}
 		mode := ent.Type()
@@ -314,11 +357,16 @@ func (w *walker) list(file string) error {
 		if err := manifest.ValidatePath(rel); err != nil {
 			return &Error{Path: rel, Reason: "unsafe path in " + file, Err: err}
 		}
+		if w.excludedEntry(rel) {
+			w.exclude(rel)
+			continue
+		}
 		real, err := w.inside(rel, filepath.Join(w.root, filepath.FromSlash(rel)))
 		if err != nil {
 			var ae *Error
 			if errors.As(err, &ae) && errors.Is(err, fs.ErrNotExist) {
 				ae.Reason = "is named by " + file + " but is not in the asset directory"
+				ae.PublicPath = w.publicPathHint(rel)
 			}
 			return err
 		}
@@ -334,6 +382,22 @@ func (w *walker) list(file string) error {
 		}
 	}
 	return nil
+}
+
+// publicPathHint returns the leading directories of a missing list entry
+// without which it is a file of the asset directory, as a prefix
+// ("/static/"), or "".
+func (w *walker) publicPathHint(rel string) string {
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		if _, err := os.Stat(filepath.Join(w.root, filepath.FromSlash(strings.Join(parts[:i], "/")))); err == nil {
+			return "" // the prefix exists: the file is just missing
+		}
+		if fi, err := os.Stat(filepath.Join(w.root, filepath.FromSlash(strings.Join(parts[i:], "/")))); err == nil && fi.Mode().IsRegular() {
+			return "/" + strings.Join(parts[:i], "/") + "/"
+		}
+	}
+	return ""
 }
 
 func orDot(rel string) string {
@@ -375,7 +439,7 @@ func hashAll(ctx context.Context, files []pending, opts Options) ([]manifest.Fil
 			defer wg.Done()
 			buf := make([]byte, bufSize)
 			for i := range jobs {
-				f, err := hashFile(files[i], buf)
+				f, err := hashFile(files[i], buf, opts.Inspect)
 				results <- hashed{i: i, file: f, err: err}
 			}
 		}()
@@ -420,8 +484,9 @@ func hashAll(ctx context.Context, files []pending, opts Options) ([]manifest.Fil
 }
 
 // hashFile reads one file through buf and returns its manifest entry. A
-// file whose size changes while it is read is an error.
-func hashFile(p pending, buf []byte) (manifest.File, error) {
+// file whose size changes while it is read is an error. A file that
+// inspect wants is read whole and given to it after it is hashed.
+func hashFile(p pending, buf []byte, inspect func(string, int64) func([]byte)) (manifest.File, error) {
 	f, err := os.Open(p.abs)
 	if err != nil {
 		return manifest.File{}, &Error{Path: p.rel, Reason: "cannot open", Err: err}
@@ -434,15 +499,35 @@ func hashFile(p pending, buf []byte) (manifest.File, error) {
 	if !fi.Mode().IsRegular() {
 		return manifest.File{}, &Error{Path: p.rel, Reason: "is no longer a regular file"}
 	}
+	var use func([]byte)
+	if inspect != nil {
+		use = inspect(p.rel, fi.Size())
+	}
 	h := sha256.New()
-	// Reading exactly the size saves the read that would see EOF; a
-	// file that shrank gives fewer bytes.
-	n, err := io.CopyBuffer(h, io.LimitReader(f, fi.Size()), buf)
+	var n int64
+	var whole []byte
+	if use != nil {
+		whole = make([]byte, fi.Size())
+		var k int
+		k, err = io.ReadFull(f, whole)
+		if err == io.ErrUnexpectedEOF {
+			err = nil
+		}
+		n, whole = int64(k), whole[:k]
+		h.Write(whole)
+	} else {
+		// Reading exactly the size saves the read that would see EOF; a
+		// file that shrank gives fewer bytes.
+		n, err = io.CopyBuffer(h, io.LimitReader(f, fi.Size()), buf)
+	}
 	if err != nil {
 		return manifest.File{}, &Error{Path: p.rel, Reason: "cannot read", Err: err}
 	}
 	if n != fi.Size() {
 		return manifest.File{}, &Error{Path: p.rel, Reason: fmt.Sprintf("changed while it was hashed (%d bytes read, size %d)", n, fi.Size())}
+	}
+	if use != nil {
+		use(whole)
 	}
 	return manifest.File{
 		Path:        p.rel,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -34,6 +35,12 @@ type List struct {
 	// Paths are the files the list names, relative to the asset
 	// directory, sorted, each once.
 	Paths []string
+	// Loads is what the list says each file loads, by path, where it says
+	// it: a Vite chunk's file loads the files of its imports and
+	// dynamicImports and its css and assets. webpack's lists name an entry
+	// point's files, not what loads what, and give none. Each list is
+	// sorted, each path once, never the file itself.
+	Loads map[string][]string
 }
 
 // ParseList reads an asset list, detecting its format from its shape, and
@@ -68,7 +75,7 @@ func ParseList(data []byte, publicPath string, cdn []string) (*List, error) {
 		return nil, err
 	}
 	sort.Strings(c.paths)
-	return &List{Format: format, Paths: c.paths}, nil
+	return &List{Format: format, Paths: c.paths, Loads: c.loads}, nil
 }
 
 // viteChunk is one entry of a Vite manifest; fields Vite may add are
@@ -156,6 +163,7 @@ type collector struct {
 	cdn        []string
 	paths      []string
 	seen       map[string]bool
+	loads      map[string][]string
 }
 
 func (c *collector) add(where, entry string) error {
@@ -222,12 +230,46 @@ func (c *collector) vite(top map[string]json.RawMessage) error {
 				return err
 			}
 		}
+		var loads []string
 		for _, imp := range append(append([]string(nil), ch.Imports...), ch.DynamicImports...) {
-			if _, ok := top[imp]; !ok {
+			raw, ok := top[imp]
+			if !ok {
 				return fmt.Errorf("%s imports %q, which is not in the manifest", where, imp)
 			}
+			var dep viteChunk
+			if err := json.Unmarshal(raw, &dep); err != nil {
+				return fmt.Errorf("chunk %q: %w", imp, err)
+			}
+			loads = append(loads, dep.File)
+		}
+		if err := c.addLoads(where, ch.File, append(append(loads, ch.CSS...), ch.Assets...)); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// addLoads records that the file of entry from loads the files of the
+// entries to.
+func (c *collector) addLoads(where, from string, to []string) error {
+	src, err := c.entryPath(from)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	for _, e := range to {
+		p, err := c.entryPath(e)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if p == src || slices.Contains(c.loads[src], p) {
+			continue
+		}
+		if c.loads == nil {
+			c.loads = map[string][]string{}
+		}
+		c.loads[src] = append(c.loads[src], p)
+	}
+	slices.Sort(c.loads[src])
 	return nil
 }
 

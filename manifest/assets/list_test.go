@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -144,5 +145,90 @@ func TestHashListRefuses(t *testing.T) {
 				t.Errorf("Hash = %v, want it to wrap %v", err, tt.is)
 			}
 		})
+	}
+}
+
+// TestParseListLoads: a Vite manifest says what each chunk's file loads
+// (its imports' and dynamic imports' files, its css and assets); webpack's
+// lists say no such thing.
+func TestParseListLoads(t *testing.T) {
+	vite := `{
+	  "index.html": {"file": "assets/index-B1.js", "isEntry": true, "imports": ["_shared-C2.js"], "dynamicImports": ["lazy.ts"],
+	    "css": ["assets/index-D3.css"], "assets": ["assets/logo-E4.svg"]},
+	  "_shared-C2.js": {"file": "assets/shared-C2.js"},
+	  "lazy.ts": {"file": "assets/lazy-F5.js", "imports": ["index.html", "_shared-C2.js"], "css": ["assets/index-D3.css"]}
+	}`
+	l, err := ParseList([]byte(vite), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"assets/index-B1.js": {"assets/index-D3.css", "assets/lazy-F5.js", "assets/logo-E4.svg", "assets/shared-C2.js"},
+		"assets/lazy-F5.js":  {"assets/index-B1.js", "assets/index-D3.css", "assets/shared-C2.js"},
+	}
+	if !reflect.DeepEqual(l.Loads, want) {
+		t.Errorf("Loads = %q, want %q", l.Loads, want)
+	}
+	w, err := ParseList([]byte(`{"main.js": "/static/main.1a.js", "entrypoints": {"main": {"assets": {"js": ["main.1a.js"]}}}}`), "/static/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Loads != nil {
+		t.Errorf("webpack Loads = %q, want none", w.Loads)
+	}
+}
+
+// TestHashListExclude: Exclude means what it says with asset lists too:
+// webpack's lists name source maps and index.html, and an entry that
+// matches, or lies in a directory that matches, is left out and counted,
+// never recorded. No recorded file is called excluded.
+func TestHashListExclude(t *testing.T) {
+	dir := webFixtureDir("webpack")
+	lists := []string{filepath.Join(dir, "asset-manifest.json"), filepath.Join(dir, "assets-manifest.json")}
+	r, err := Hash(context.Background(), Options{Dir: dir, Lists: lists, PublicPath: "/static/", Exclude: []string{"*.map", "index.html"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"css/main.492c1cad.css.map", "css/report.1f3cab88.chunk.css.map", "index.html", "js/408.bdf92cd7.chunk.js.map",
+		"js/main.8fce7357.js.map", "js/report.50729254.chunk.js.map"}
+	if !reflect.DeepEqual(r.Excluded, want) {
+		t.Errorf("Excluded = %q, want %q", r.Excluded, want)
+	}
+	for _, f := range r.Files {
+		if strings.HasSuffix(f.Path, ".map") || f.Path == "index.html" || slices.Contains(r.Excluded, f.Path) {
+			t.Errorf("%s was recorded and excluded", f.Path)
+		}
+	}
+	// A directory pattern leaves out the entries inside it.
+	r, err = Hash(context.Background(), Options{Dir: dir, Lists: lists, PublicPath: "/static/", Exclude: []string{"media"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.Files {
+		if strings.HasPrefix(f.Path, "media/") {
+			t.Errorf("%s was recorded, its directory excluded", f.Path)
+		}
+	}
+	if !slices.Contains(r.Excluded, "media") || !slices.Contains(r.Excluded, "media/tile.b6a08817.png") {
+		t.Errorf("Excluded = %q, want media and the entries in it", r.Excluded)
+	}
+}
+
+// TestHashListPublicPathHint: a list whose entries carry a public path the
+// asset directory does not have is refused with the prefix it saw.
+func TestHashListPublicPathHint(t *testing.T) {
+	dir := webFixtureDir("webpack")
+	_, err := Hash(context.Background(), Options{Dir: dir, Lists: []string{filepath.Join(dir, "asset-manifest.json")}})
+	var ae *Error
+	if !errors.As(err, &ae) || ae.PublicPath != "/static/" || !strings.Contains(err.Error(), `without the prefix "/static/"`) {
+		t.Fatalf("Hash without the public path = %v, want an *Error suggesting /static/", err)
+	}
+	// A file that is missing under a prefix that exists gets no hint.
+	tmp := tree(t, map[string]string{"static/other.js": "x"})
+	list := filepath.Join(tmp, "list.json")
+	must(t, os.WriteFile(list, []byte(`{"a.js": "/static/gone.js"}`), 0o644))
+	_, err = Hash(context.Background(), Options{Dir: tmp, Lists: []string{list}})
+	if !errors.As(err, &ae) || ae.PublicPath != "" {
+		t.Errorf("Hash = %v, want an *Error with no public path hint", err)
 	}
 }

@@ -3,6 +3,7 @@ package s3store
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -169,7 +170,7 @@ func (s *Store) put(ctx context.Context, key string, data []byte, ifMatch string
 		Key:           aws.String(key),
 		Body:          bytes.NewReader(data), // seekable: the SDK hashes it over plain http
 		ContentLength: aws.Int64(int64(len(data))),
-		ContentType:   aws.String(contentType(key)),
+		ContentType:   aws.String(contentType(key, data)),
 	}
 	if ifMatch != "" {
 		in.IfMatch = aws.String(unquote(ifMatch))
@@ -184,13 +185,21 @@ func (s *Store) put(ctx context.Context, key string, data []byte, ifMatch string
 	return aws.ToString(out.ETag), nil
 }
 
-func contentType(key string) string {
+func contentType(key string, data []byte) string {
 	switch {
 	case strings.Contains(key, "/channels/"), strings.HasSuffix(key, manifest.BundleSuffix):
 		return "application/json"
 	case strings.HasSuffix(key, manifest.SignatureSuffix):
 		return "text/plain"
 	case strings.Contains(key, "/manifests/"):
+		// The media type of the manifest's version; its apiVersion is
+		// read alone, as the store holds only parsed manifests.
+		var head struct {
+			APIVersion string `json:"apiVersion"`
+		}
+		if json.Unmarshal(data, &head) == nil && manifest.MediaTypeOf(head.APIVersion) != "" {
+			return manifest.MediaTypeOf(head.APIVersion)
+		}
 		return manifest.MediaType
 	}
 	return "application/json"

@@ -65,7 +65,7 @@ def normalize(doc):
     assets['cdn'] = a.get('cdn')
     files = None
     if a.get('files') is not None:
-        files = [fields(f, ('path', 'size', 'sha256', 'contentType'), {'contentType'}) for f in a['files']]
+        files = [fields(f, ('path', 'size', 'sha256', 'contentType', 'loads'), {'contentType', 'loads'}) for f in a['files']]
     assets['files'] = files
     if a.get('fingerprint'):
         assets['fingerprint'] = a['fingerprint']
@@ -84,6 +84,18 @@ def normalize(doc):
                     if s.get(k):
                         t[k] = b64(s[k])
                 v['signatures'].append(t)
+        atts = doc['verification'].get('attestations')
+        if atts:
+            v['attestations'] = []
+            for a in atts:
+                t = {'digest': a['digest'], 'mediaType': a['mediaType'], 'content': b64(a['content'])}
+                for k in ('certificate', 'chain'):
+                    if a.get(k):
+                        t[k] = a[k]
+                for k in ('bundle', 'rfc3161Timestamp'):
+                    if a.get(k):
+                        t[k] = b64(a[k])
+                v['attestations'].append(t)
         out['verification'] = v
     return out
 
@@ -108,8 +120,20 @@ FILES = [
     {'path': 'assets/app-1a2b.js', 'size': 1234, 'sha256': H('app'), 'contentType': 'text/javascript; charset=utf-8'},
     {'path': 'index.html', 'size': 512, 'sha256': H('index'), 'contentType': 'text/html; charset=utf-8'},
 ]
+GRAPH = [
+    {'path': 'assets/app-1a2b.js', 'size': 1234, 'sha256': H('app'), 'loads': ['assets/app-9f8e.css', 'assets/lazy-3c4d.js']},
+    {'path': 'assets/app-9f8e.css', 'size': 300, 'sha256': H('css'), 'loads': ['assets/font-5e6f.woff2']},
+    {'path': 'assets/font-5e6f.woff2', 'size': 900, 'sha256': H('font')},
+    {'path': 'assets/lazy-3c4d.js', 'size': 99, 'sha256': H('lazy'), 'loads': ['assets/app-1a2b.js']},
+    {'path': 'index.html', 'size': 512, 'sha256': H('index'), 'loads': ['assets/app-1a2b.js', 'assets/app-9f8e.css']},
+]
 REL = {'name': 'store-web', 'generation': 42, 'createdAt': '2026-12-01T10:00:00Z'}
 BASE = {'apiVersion': 'lockstep.dev/v1', 'kind': 'ReleaseManifest'}
+DSSE = 'application/vnd.dsse.envelope.v1+json'
+SOURCE = {'repository': 'https://github.com/acme/store', 'commit': '0123456789abcdef0123456789abcdef01234567'}
+ENVELOPE = base64.b64encode(json.dumps({'payloadType': 'application/vnd.in-toto+json', 'payload': 'e30=',
+                                        'signatures': [{'keyid': '', 'sig': 'MEUCIQ=='}]}).encode()).decode()
+ATTESTATION = {'digest': D('index'), 'mediaType': DSSE, 'content': ENVELOPE}
 
 
 def doc(**kw):
@@ -159,6 +183,17 @@ valid = [
      '"createdAt":"2026-12-01T10:00:00Z","source":{"ref":"refs/tags/<v1>&\\u2028x","commit":"\\u00e9t\\u00e9"}},'
      '"assets":{"cdn":["https://cdn.example/"],"files":[{"path":"caf\\u00e9/\u00fc.js","size":1,"sha256":"' + H('u') + '"}],'
      '"fingerprint":"' + fingerprint([{'path': 'café/ü.js', 'sha256': H('u')}]) + '"}}'),
+    ('v2: the asset graph', 'A file lists the files it loads (sorted, each a file of the manifest); apiVersion v2.',
+     compact(doc(apiVersion='lockstep.dev/v2', release=REL, images=[WEB],
+                 assets=dict(cdn=['https://cdn.example/store/'], fingerprint=fingerprint(GRAPH), files=GRAPH)))),
+    ('v2: embedded attestations', 'A DSSE envelope (base64) found for the index, with a keyless certificate and chain; apiVersion v2.',
+     compact(doc(apiVersion='lockstep.dev/v2', release=dict(REL, source=SOURCE), images=[WEB],
+                 verification={'attestations': [dict(ATTESTATION, certificate='-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n',
+                                                     chain='', bundle='')]}))),
+    ('v2 without a graph', 'A v2 manifest need not use a v2 field; an empty loads is not written.',
+     compact(doc(apiVersion='lockstep.dev/v2', release=REL,
+                 assets={'cdn': ['https://cdn.example/'], 'files': [dict(FILES[0], loads=[]), FILES[1]],
+                         'fingerprint': fingerprint(FILES)}))),
 ]
 
 base_files = {'cdn': ['https://cdn.example/'], 'files': FILES, 'fingerprint': fingerprint(FILES)}
@@ -168,7 +203,32 @@ invalid = [
     ('a key in another case', 'Kind', ok.replace('"kind":"ReleaseManifest"', '"kind":"ReleaseManifest","Kind":"X"')),
     ('an unknown field, deep', 'images[0].platforms[1].extra', ok.replace('"variant":"v8"', '"variant":"v8","extra":1')),
     ('trailing data', '', ok + ' {}'),
-    ('another apiVersion', 'apiVersion', ok.replace('lockstep.dev/v1', 'lockstep.dev/v2')),
+    ('another apiVersion', 'apiVersion', ok.replace('lockstep.dev/v1', 'lockstep.dev/v3')),
+    ('loads in a v1 manifest', 'assets.files[1].loads',
+     compact(doc(release=REL, assets=dict(base_files, files=[FILES[0], dict(FILES[1], loads=['assets/app-1a2b.js'])])))),
+    ('attestations in a v1 manifest', 'verification.attestations',
+     compact(doc(release=dict(REL, source=SOURCE), images=[WEB], verification={'attestations': [ATTESTATION]}))),
+    ('an attestation of an unknown form', 'verification.attestations[0].mediaType',
+     compact(doc(apiVersion='lockstep.dev/v2', release=dict(REL, source=SOURCE), images=[WEB],
+                 verification={'attestations': [dict(ATTESTATION, mediaType='application/json')]}))),
+    ('an attestation without content', 'verification.attestations[0].content',
+     compact(doc(apiVersion='lockstep.dev/v2', release=dict(REL, source=SOURCE), images=[WEB],
+                 verification={'attestations': [dict(ATTESTATION, content='')]}))),
+    ('an unknown field in an attestation', 'verification.attestations[0].payload',
+     compact(doc(apiVersion='lockstep.dev/v2', release=dict(REL, source=SOURCE), images=[WEB],
+                 verification={'attestations': [dict(ATTESTATION, payload='e30=')]}))),
+    ('a file that loads a path outside the manifest', 'assets.files[1].loads[0]',
+     compact(doc(apiVersion='lockstep.dev/v2', release=REL,
+                 assets=dict(base_files, files=[FILES[0], dict(FILES[1], loads=['assets/gone.js'])])))),
+    ('a file that loads itself', 'assets.files[0].loads[0]',
+     compact(doc(apiVersion='lockstep.dev/v2', release=REL,
+                 assets=dict(base_files, files=[dict(FILES[0], loads=['assets/app-1a2b.js']), FILES[1]])))),
+    ('loads twice the same path', 'assets.files[1].loads[1]',
+     compact(doc(apiVersion='lockstep.dev/v2', release=REL,
+                 assets=dict(base_files, files=[FILES[0], dict(FILES[1], loads=['assets/app-1a2b.js', 'assets/app-1a2b.js'])])))),
+    ('an unsafe path in loads', 'assets.files[1].loads[0]',
+     compact(doc(apiVersion='lockstep.dev/v2', release=REL,
+                 assets=dict(base_files, files=[FILES[0], dict(FILES[1], loads=['../app-1a2b.js'])])))),
     ('an upper-case digest', 'images[0].digest', ok.replace(D('index'), D('index').upper().replace('SHA256', 'sha256'))),
     ('a generation that is not an integer', 'release.generation', ok.replace('"generation":42', '"generation":4.2')),
     ('generation 0', 'release.generation', ok.replace('"generation":42', '"generation":0')),

@@ -29,7 +29,7 @@ type checker struct {
 
 func (c *checker) check(ctx context.Context, f manifest.File, u string) Result {
 	res := Result{Path: f.Path, URL: u}
-	if c.full {
+	if c.full || wantsBytes(f) {
 		c.get(ctx, f, &res)
 		return res
 	}

@@ -79,7 +79,10 @@ type Options struct {
 // Check checks the assets against every CDN base: for each asset and base,
 // that the CDN serves it (200), at its recorded size, with its recorded
 // hash where the CDN states one (or, with Full, where the bytes hash to
-// it). Per-asset failures are in the Report (see Report.Err); Check's own
+// it). A file without a content hash in its name (robots.txt,
+// favicon.svg, index.html: see assets.NameHash) is downloaded and hashed
+// even without Full, up to MaxUnhashedBytes: a change at the same size
+// keeps its name and would slip past a header check. Per-asset failures are in the Report (see Report.Err); Check's own
 // error is for a check that could not start: an *OriginError (or another
 // *manifest.ValidationError) for an origin that is the CDN, an error for a
 // path not in the manifest or a bad CDN base.

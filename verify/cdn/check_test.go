@@ -42,7 +42,7 @@ func faultCDN(t *testing.T) (*httptest.Server, manifest.Assets) {
 	handle("gone.js", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(410) })
 	handle("error.js", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) })
 	handle("longer.js", serve(body+"more"))
-	handle("same-size.js", serve(strings.ToUpper(body)))
+	handle("same-size.1f3cab88.js", serve(strings.ToUpper(body)))
 	handle("rate-limited.js", func(w http.ResponseWriter, r *http.Request) {
 		if n429.Add(1) == 1 {
 			w.Header().Set("Retry-After", "1")
@@ -120,7 +120,7 @@ func faultCDN(t *testing.T) (*httptest.Server, manifest.Assets) {
 		})
 	}
 	withHeader("amz.js", "x-amz-checksum-sha256", sha64(body), body)
-	withHeader("amz-wrong.js", "x-amz-checksum-sha256", sha64(strings.ToUpper(body)), strings.ToUpper(body))
+	withHeader("amz-wrong.1f3cab88.js", "x-amz-checksum-sha256", sha64(strings.ToUpper(body)), strings.ToUpper(body))
 	withHeader("amz-composite.js", "x-amz-checksum-sha256", sha64("x")+"-3", body)
 	withHeader("etag-hex.js", "ETag", `"`+strings.ToUpper(sha(body))+`"`, body)
 	withHeader("etag-wrong.js", "ETag", `"`+sha("other")+`"`, body)
@@ -153,38 +153,38 @@ func TestCheckFaults(t *testing.T) {
 		reason   string
 	}
 	cases := map[string]want{
-		"ok.js":                {StatusOK, "", ""},
-		"empty.txt":            {StatusOK, "", ""},
-		"missing.js":           {StatusMissing, "", "404"},
-		"forbidden.js":         {StatusMissing, "", "403"},
-		"gone.js":              {StatusMissing, "", "410"},
-		"error.js":             {StatusUnreachable, "", "500"},
-		"longer.js":            {StatusWrongSize, "", "29 bytes, want 25"},
-		"same-size.js":         {StatusOK, "", ""}, // only --full or a checksum header can tell
-		"rate-limited.js":      {StatusOK, "", ""},
-		"burst.js":             {StatusOK, "", ""},
-		"down.js":              {StatusUnreachable, "", "503"},
-		"stall.js":             {StatusUnreachable, "", "timed out"},
-		"reset.js":             {StatusUnreachable, "", "reset"},
-		"redirect-loop.js":     {StatusLoop, "", "revisits"},
-		"hops.js":              {StatusLoop, "", "more than 3 redirects"},
-		"redirected.js":        {StatusOK, "", ""},
-		"cdn-loop.js":          {StatusLoop, "", "CDN-Loop names cloudfront more than once"},
-		"no-head.js":           {StatusOK, "", ""},
-		"no-head-wrong.js":     {StatusWrongSize, "", "26 bytes, want 25"},
-		"chunked-head.js":      {StatusOK, "", ""},
-		"amz.js":               {StatusOK, "x-amz-checksum-sha256", ""},
-		"amz-wrong.js":         {StatusWrongContent, "", "x-amz-checksum-sha256 says"},
-		"amz-composite.js":     {StatusOK, "", ""},
-		"etag-hex.js":          {StatusOK, "etag", ""},
-		"etag-b64.js":          {StatusOK, "etag", ""},
-		"etag-wrong.js":        {StatusWrongContent, "", "etag says"},
-		"etag-weak.js":         {StatusOK, "", ""},
-		"etag-md5.js":          {StatusOK, "", ""},
-		"digest.js":            {StatusOK, "digest", ""},
-		"digest-wrong.js":      {StatusWrongContent, "", "digest says"},
-		"repr-digest.js":       {StatusOK, "repr-digest", ""},
-		"repr-digest-wrong.js": {StatusWrongContent, "", "repr-digest says"},
+		"ok.js":                 {StatusOK, "", ""},
+		"empty.txt":             {StatusOK, "", ""},
+		"missing.js":            {StatusMissing, "", "404"},
+		"forbidden.js":          {StatusMissing, "", "403"},
+		"gone.js":               {StatusMissing, "", "410"},
+		"error.js":              {StatusUnreachable, "", "500"},
+		"longer.js":             {StatusWrongSize, "", "29 bytes, want 25"},
+		"same-size.1f3cab88.js": {StatusOK, "", ""}, // only --full or a checksum header can tell
+		"rate-limited.js":       {StatusOK, "", ""},
+		"burst.js":              {StatusOK, "", ""},
+		"down.js":               {StatusUnreachable, "", "503"},
+		"stall.js":              {StatusUnreachable, "", "timed out"},
+		"reset.js":              {StatusUnreachable, "", "reset"},
+		"redirect-loop.js":      {StatusLoop, "", "revisits"},
+		"hops.js":               {StatusLoop, "", "more than 3 redirects"},
+		"redirected.js":         {StatusOK, "", ""},
+		"cdn-loop.js":           {StatusLoop, "", "CDN-Loop names cloudfront more than once"},
+		"no-head.js":            {StatusOK, "", ""},
+		"no-head-wrong.js":      {StatusWrongSize, "", "26 bytes, want 25"},
+		"chunked-head.js":       {StatusOK, "", ""},
+		"amz.js":                {StatusOK, "x-amz-checksum-sha256", ""},
+		"amz-wrong.1f3cab88.js": {StatusWrongContent, "", "x-amz-checksum-sha256 says"},
+		"amz-composite.js":      {StatusOK, "", ""},
+		"etag-hex.js":           {StatusOK, "etag", ""},
+		"etag-b64.js":           {StatusOK, "etag", ""},
+		"etag-wrong.js":         {StatusWrongContent, "", "etag says"},
+		"etag-weak.js":          {StatusOK, "", ""},
+		"etag-md5.js":           {StatusOK, "", ""},
+		"digest.js":             {StatusOK, "digest", ""},
+		"digest-wrong.js":       {StatusWrongContent, "", "digest says"},
+		"repr-digest.js":        {StatusOK, "repr-digest", ""},
+		"repr-digest-wrong.js":  {StatusWrongContent, "", "repr-digest says"},
 	}
 	if len(cases) != len(a.Files) {
 		t.Fatalf("%d cases for %d files", len(cases), len(a.Files))
@@ -198,7 +198,7 @@ func TestCheckFaults(t *testing.T) {
 		for path, w := range cases {
 			if full {
 				switch path {
-				case "same-size.js", "amz-wrong.js":
+				case "same-size.1f3cab88.js", "amz-wrong.1f3cab88.js":
 					w = want{StatusWrongContent, "", "the bytes hash to"}
 				case "no-head-wrong.js":
 					w = want{StatusWrongSize, "", "26 bytes, want 25"}

@@ -14,15 +14,18 @@ import (
 
 // TestCompared checks on a real nginx what each check compared: nginx
 // states no checksum, so a HEAD compares the size alone, except where a
-// header states the SHA-256; --full compares the bytes; RequireContent
-// makes size only "not verified" (exit 3), never "ok".
+// header states the SHA-256; a name without a content hash (index.html,
+// robots.txt) is compared by its bytes all the same; --full compares the
+// bytes of all; RequireContent makes size only "not verified" (exit 3),
+// never "ok".
 func TestCompared(t *testing.T) {
-	files := map[string]string{"index.html": "<html>", "robots.txt": "User-agent: *", "app.js": "console.log(1)"}
+	files := map[string]string{"index.html": "<html>", "robots.txt": "User-agent: *", "app-B4TPZJfM.js": "console.log(1)",
+		"logo-63uT0M3t.svg": "<svg/>", "style-Cu73fR1L.css": "a{}"}
 	root := t.TempDir()
 	for p, c := range files {
 		write(t, root, p, c)
 	}
-	header := fmt.Sprintf(`location = /app.js { add_header x-amz-checksum-sha256 "%s"; }`, sha64(files["app.js"]))
+	header := fmt.Sprintf(`location = /app-B4TPZJfM.js { add_header x-amz-checksum-sha256 "%s"; }`, sha64(files["app-B4TPZJfM.js"]))
 	base := testenv.Nginx(t, root, header)
 	a := assets(files, base)
 
@@ -35,13 +38,17 @@ func TestCompared(t *testing.T) {
 		unavailable   bool
 		text, notText string
 	}{
-		{name: "headers", want: map[string]string{"app.js": ComparedChecksum, "index.html": ComparedSize, "robots.txt": ComparedSize},
+		{name: "headers", want: map[string]string{"app-B4TPZJfM.js": ComparedChecksum, "index.html": ComparedBytes, "robots.txt": ComparedBytes,
+			"logo-63uT0M3t.svg": ComparedSize, "style-Cu73fR1L.css": ComparedSize},
 			sizeOnly: 2, status: StatusOK, text: "2 ok by size only"},
-		{name: "full", opt: Options{Full: true}, want: map[string]string{"app.js": ComparedBytes, "index.html": ComparedBytes, "robots.txt": ComparedBytes},
+		{name: "full", opt: Options{Full: true}, want: map[string]string{"app-B4TPZJfM.js": ComparedBytes, "index.html": ComparedBytes, "robots.txt": ComparedBytes,
+			"logo-63uT0M3t.svg": ComparedBytes, "style-Cu73fR1L.css": ComparedBytes},
 			status: StatusOK, notText: "by size only ("},
-		{name: "require content", opt: Options{RequireContent: true}, want: map[string]string{"app.js": ComparedChecksum, "index.html": ComparedSize, "robots.txt": ComparedSize},
+		{name: "require content", opt: Options{RequireContent: true}, want: map[string]string{"app-B4TPZJfM.js": ComparedChecksum, "index.html": ComparedBytes,
+			"robots.txt": ComparedBytes, "logo-63uT0M3t.svg": ComparedSize, "style-Cu73fR1L.css": ComparedSize},
 			sizeOnly: 2, status: StatusSizeOnly, unavailable: true, text: "NOT VERIFIED"},
-		{name: "require content, full", opt: Options{RequireContent: true, Full: true}, want: map[string]string{"app.js": ComparedBytes, "index.html": ComparedBytes, "robots.txt": ComparedBytes},
+		{name: "require content, full", opt: Options{RequireContent: true, Full: true}, want: map[string]string{"app-B4TPZJfM.js": ComparedBytes,
+			"index.html": ComparedBytes, "robots.txt": ComparedBytes, "logo-63uT0M3t.svg": ComparedBytes, "style-Cu73fR1L.css": ComparedBytes},
 			status: StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,14 +15,16 @@ import (
 )
 
 // assetTree writes n generated files under a fresh directory and returns
-// it with their contents by path.
+// it with their contents by path. Their names carry a content-hash-like
+// part, as a bundler's do, so that a check compares them by headers (a
+// name without one is compared by its bytes).
 func assetTree(t testing.TB, n int) (string, map[string]string) {
 	t.Helper()
 	root := t.TempDir()
 	rng := rand.New(rand.NewPCG(1, 2))
 	files := map[string]string{}
 	for i := range n {
-		p := fmt.Sprintf("static/%02d/app-%04d.js", i%10, i)
+		p := fmt.Sprintf("static/%02d/app-%04d.%08x.js", i%10, i, i)
 		b := make([]byte, 100+rng.IntN(4000))
 		for j := range b {
 			b[j] = byte('a' + rng.IntN(26))
@@ -48,7 +50,7 @@ func write(t testing.TB, root, p, content string) {
 func TestNginx(t *testing.T) {
 	root, files := assetTree(t, 40)
 	a := assets(files) // recorded before the CDN changes below
-	const missing, swapped, stated = "static/03/app-0003.js", "static/05/app-0005.js", "static/07/app-0007.js"
+	const missing, swapped, stated = "static/03/app-0003.00000003.js", "static/05/app-0005.00000005.js", "static/07/app-0007.00000007.js"
 	if err := os.Remove(filepath.Join(root, missing)); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +58,7 @@ func TestNginx(t *testing.T) {
 	write(t, root, swapped, strings.ToUpper(files[swapped]))
 	write(t, root, stated, strings.ToUpper(files[stated]))
 	statedHeader := fmt.Sprintf(`location = /%s { add_header x-amz-checksum-sha256 "%s"; }`, stated, sha64(strings.ToUpper(files[stated])))
-	goodHeader := fmt.Sprintf(`location = /static/00/app-0000.js { add_header Repr-Digest "sha-256=:%s:"; }`, sha64(files["static/00/app-0000.js"]))
+	goodHeader := fmt.Sprintf(`location = /static/00/app-0000.00000000.js { add_header Repr-Digest "sha-256=:%s:"; }`, sha64(files["static/00/app-0000.00000000.js"]))
 
 	plain := testenv.Nginx(t, root, statedHeader, goodHeader)
 	// S3 behind CloudFront: every missing object is a 403.
@@ -73,13 +75,13 @@ func TestNginx(t *testing.T) {
 		return rep
 	}
 	t.Run("all present", func(t *testing.T) {
-		ok := assets(map[string]string{"static/00/app-0000.js": files["static/00/app-0000.js"], "static/01/app-0001.js": files["static/01/app-0001.js"]}, plain, forbids, noHead)
+		ok := assets(map[string]string{"static/00/app-0000.00000000.js": files["static/00/app-0000.00000000.js"], "static/01/app-0001.00000001.js": files["static/01/app-0001.00000001.js"]}, plain, forbids, noHead)
 		for _, full := range []bool{false, true} {
 			rep := check(t, ok, full)
 			if rep.Err() != nil || rep.Summary.OK != 6 {
 				t.Errorf("full=%v: %v, %+v", full, rep.Err(), rep.Summary)
 			}
-			if r := rep.Results[0]; !full && (r.URL != plain+"/static/00/app-0000.js" || strings.Join(r.Verified, ",") != "repr-digest") {
+			if r := rep.Results[0]; !full && (r.URL != plain+"/static/00/app-0000.00000000.js" || strings.Join(r.Verified, ",") != "repr-digest") {
 				t.Errorf("Repr-Digest from add_header: %s verified by %v, want repr-digest", r.URL, r.Verified)
 			}
 		}

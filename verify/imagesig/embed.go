@@ -93,44 +93,95 @@ func embedded(d manifest.Digest, s oci.Signature) (*manifest.EmbeddedSignature, 
 	if err != nil {
 		return nil, err
 	}
-	e := &manifest.EmbeddedSignature{Digest: d, Payload: base64.StdEncoding.EncodeToString(payload), Signature: b64}
-	cert, err := s.Cert()
+	mat, err := MaterialOf(s)
 	if err != nil {
 		return nil, err
+	}
+	return &manifest.EmbeddedSignature{Digest: d, Payload: base64.StdEncoding.EncodeToString(payload), Signature: b64,
+		Certificate: mat.Certificate, Chain: mat.Chain, Bundle: mat.Bundle, RFC3161Timestamp: mat.RFC3161Timestamp}, nil
+}
+
+// Material is what cosign keeps beside a signature or attestation layer's
+// payload, in the layer's annotations: the certificate and chain (PEM) of
+// a keyless signer, the Rekor bundle and the RFC 3161 timestamp (JSON).
+// Embedded signatures and attestations (verify/provenance) carry it.
+type Material struct {
+	Certificate, Chain       string
+	Bundle, RFC3161Timestamp []byte
+}
+
+// MaterialOf reads s's material.
+func MaterialOf(s oci.Signature) (Material, error) {
+	var m Material
+	cert, err := s.Cert()
+	if err != nil {
+		return m, err
 	}
 	if cert != nil {
 		pem, err := cryptoutils.MarshalCertificateToPEM(cert)
 		if err != nil {
-			return nil, err
+			return m, err
 		}
-		e.Certificate = string(pem)
+		m.Certificate = string(pem)
 		chain, err := s.Chain()
 		if err != nil {
-			return nil, err
+			return m, err
 		}
 		if len(chain) > 0 {
 			pem, err := cryptoutils.MarshalCertificatesToPEM(chain)
 			if err != nil {
-				return nil, err
+				return m, err
 			}
-			e.Chain = string(pem)
+			m.Chain = string(pem)
 		}
 	}
 	if rb, err := s.Bundle(); err != nil {
-		return nil, err
+		return m, err
 	} else if rb != nil {
-		if e.Bundle, err = json.Marshal(rb); err != nil {
-			return nil, err
+		if m.Bundle, err = json.Marshal(rb); err != nil {
+			return m, err
 		}
 	}
 	if ts, err := s.RFC3161Timestamp(); err != nil {
-		return nil, err
+		return m, err
 	} else if ts != nil {
-		if e.RFC3161Timestamp, err = json.Marshal(ts); err != nil {
-			return nil, err
+		if m.RFC3161Timestamp, err = json.Marshal(ts); err != nil {
+			return m, err
 		}
 	}
-	return e, nil
+	return m, nil
+}
+
+// Options are m as cosign's static layer options; material that does not
+// parse is an error.
+func (m Material) Options() ([]static.Option, error) {
+	var opts []static.Option
+	if m.Certificate != "" {
+		for what, p := range map[string]string{"certificate": m.Certificate, "chain": m.Chain} {
+			if p == "" {
+				continue
+			}
+			if certs, err := cryptoutils.UnmarshalCertificatesFromPEM([]byte(p)); err != nil || len(certs) == 0 {
+				return nil, fmt.Errorf("%s is not PEM certificates: %v", what, err)
+			}
+		}
+		opts = append(opts, static.WithCertChain([]byte(m.Certificate), []byte(m.Chain)))
+	}
+	if len(m.Bundle) > 0 {
+		var rb bundle.RekorBundle
+		if err := json.Unmarshal(m.Bundle, &rb); err != nil {
+			return nil, fmt.Errorf("rekor bundle: %w", err)
+		}
+		opts = append(opts, static.WithBundle(&rb))
+	}
+	if len(m.RFC3161Timestamp) > 0 {
+		var ts bundle.RFC3161Timestamp
+		if err := json.Unmarshal(m.RFC3161Timestamp, &ts); err != nil {
+			return nil, fmt.Errorf("rfc3161 timestamp: %w", err)
+		}
+		opts = append(opts, static.WithRFC3161Timestamp(&ts))
+	}
+	return opts, nil
 }
 
 // VerifyEmbedded verifies the images of m from the signature material
@@ -175,31 +226,9 @@ func fromEmbedded(e manifest.EmbeddedSignature) (oci.Signature, error) {
 	if _, err := base64.StdEncoding.DecodeString(e.Signature); err != nil || e.Signature == "" {
 		return nil, fmt.Errorf("signature is not base64: %v", err)
 	}
-	var opts []static.Option
-	if e.Certificate != "" {
-		for what, p := range map[string]string{"certificate": e.Certificate, "chain": e.Chain} {
-			if p == "" {
-				continue
-			}
-			if certs, err := cryptoutils.UnmarshalCertificatesFromPEM([]byte(p)); err != nil || len(certs) == 0 {
-				return nil, fmt.Errorf("%s is not PEM certificates: %v", what, err)
-			}
-		}
-		opts = append(opts, static.WithCertChain([]byte(e.Certificate), []byte(e.Chain)))
-	}
-	if len(e.Bundle) > 0 {
-		var rb bundle.RekorBundle
-		if err := json.Unmarshal(e.Bundle, &rb); err != nil {
-			return nil, fmt.Errorf("rekor bundle: %w", err)
-		}
-		opts = append(opts, static.WithBundle(&rb))
-	}
-	if len(e.RFC3161Timestamp) > 0 {
-		var ts bundle.RFC3161Timestamp
-		if err := json.Unmarshal(e.RFC3161Timestamp, &ts); err != nil {
-			return nil, fmt.Errorf("rfc3161 timestamp: %w", err)
-		}
-		opts = append(opts, static.WithRFC3161Timestamp(&ts))
+	opts, err := Material{Certificate: e.Certificate, Chain: e.Chain, Bundle: e.Bundle, RFC3161Timestamp: e.RFC3161Timestamp}.Options()
+	if err != nil {
+		return nil, err
 	}
 	return static.NewSignature(payload, e.Signature, opts...)
 }

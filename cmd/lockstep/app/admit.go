@@ -56,11 +56,13 @@ func admitCommand() *cli.Command {
 					"  --lifecycle-hook lockstep-boot-gate --asg store-web --report /run/lockstep/admit.json",
 				"lockstep admit --store s3://releases/lockstep --release store-web --key cosign.pub --running ecs:web \\\n" +
 					"  --dry-run --format json",
+				"lockstep admit --store s3://releases/lockstep --release store-web --key /etc/lockstep/cosign.pub \\\n" +
+					"  --running docker:app --require-provenance --provenance-key /etc/lockstep/builder.pub",
 			},
 			exits{
 				0: "admitted",
 				1: "refused: a mismatch (a wrong digest, an asset the manifest or the CDN lacks, an expired, invalid or " +
-					"rolled-back manifest, a bad signature); when a mismatch and an unreachable dependency meet, exit 1",
+					"rolled-back manifest, a bad signature, a provenance not of the release's source); when a mismatch and an unreachable dependency meet, exit 1",
 				2: "a usage error: nothing was checked (with a lifecycle hook, its DefaultResult applies)",
 				3: "refused because something could not be checked (a dependency down, the deadline reached)",
 			}),
@@ -138,6 +140,10 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 	if err != nil {
 		return admission.Config{}, err
 	}
+	prov, err := provenanceFromFlags(c)
+	if err != nil {
+		return admission.Config{}, err
+	}
 	rs, err := running.Parse(c.String("running"), running.Options{
 		DockerHost:        os.Getenv("DOCKER_HOST"),
 		ContainerdAddress: os.Getenv("CONTAINERD_ADDRESS"),
@@ -163,6 +169,7 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		CDN:    cdngate.Checker{},
 		Source: src, Verifier: verifier, AllowUnsigned: insecure,
 		ImageSignatures: images, RequireEmbeddedSignatures: c.Bool("require-embedded-signatures"),
+		Provenance: prov,
 		TLSWarning: c.Duration("tls-warn"),
 		Image:      c.String("image"), Running: rs, Platform: c.String("platform"),
 		Probes: c.StringSlice("probe"), Sample: c.Int("sample"), AllAssets: c.Bool("all-assets"),
@@ -185,6 +192,22 @@ func imageSignaturesFromFlags(c *cli.Context, client *transport.Client) (admissi
 	}
 	remoteOpts := append(ggcrretry.Options(client), remote.WithAuthFromKeychain(authn.DefaultKeychain))
 	v, err := imageVerifierFromFlags(c, []string{platform}, remoteOpts)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// provenanceFromFlags is the provenance verifier of --require-provenance,
+// nil without: it reads no registry, only what the manifest embeds.
+func provenanceFromFlags(c *cli.Context) (admission.ProvenanceVerifier, error) {
+	if !c.Bool("require-provenance") {
+		if c.IsSet("provenance-key") {
+			return nil, usage(errors.New("--provenance-key needs --require-provenance"))
+		}
+		return nil, nil
+	}
+	v, err := provenanceVerifierFromFlags(c, nil)
 	if err != nil {
 		return nil, err
 	}

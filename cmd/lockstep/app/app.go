@@ -92,11 +92,24 @@ func groupExits(name string) exits {
 }
 
 // logger returns the logger commands hand to libraries: text on the app's
-// ErrWriter at the --log-level.
+// ErrWriter at the --log-level. It is one logger per run of the app, so
+// that libraries logging from several goroutines (record pins while it
+// hashes) write through one handler and its lock, never two at once.
 func logger(c *cli.Context) *slog.Logger {
+	if l, ok := c.App.Metadata[loggerKey].(*slog.Logger); ok {
+		return l
+	}
 	lvl, _ := parseLevel(c.String("log-level"))
-	return slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: lvl}))
+	l := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: lvl}))
+	if c.App.Metadata == nil {
+		c.App.Metadata = map[string]any{}
+	}
+	c.App.Metadata[loggerKey] = l
+	return l
 }
+
+// loggerKey is where logger keeps the run's logger in App.Metadata.
+const loggerKey = "lockstep.logger"
 
 func parseLevel(s string) (slog.Level, error) {
 	var l slog.Level

@@ -28,7 +28,7 @@ func cdnManifest(t *testing.T, cdn, origin string, files map[string]string) stri
 		Release:    manifest.Release{Name: "store-web", Generation: 1, CreatedAt: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
 		Assets:     manifest.Assets{CDN: []string{cdn}, Origin: origin},
 	}
-	for _, p := range []string{"app.js", "gone.js", "style.css"} {
+	for _, p := range []string{"app-B4TPZJfM.js", "gone.js", "robots.txt", "style-Cu73fR1L.css"} {
 		b, ok := files[p]
 		if !ok {
 			continue
@@ -40,7 +40,10 @@ func cdnManifest(t *testing.T, cdn, origin string, files map[string]string) stri
 }
 
 func TestCDNCheck(t *testing.T) {
-	served := map[string]string{"app.js": "console.log(1)\n", "style.css": "body{}\n"}
+	// Hashed names, as a bundler writes them: the CDN states no checksum,
+	// so they are compared by size; robots.txt has no hash in its name and
+	// is compared by its bytes.
+	served := map[string]string{"app-B4TPZJfM.js": "console.log(1)\n", "style-Cu73fR1L.css": "body{}\n", "robots.txt": "User-agent: X\n"}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, ok := served[strings.TrimPrefix(r.URL.Path, "/")]
 		if !ok {
@@ -53,10 +56,13 @@ func TestCDNCheck(t *testing.T) {
 	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
 	defer dead.Close()
 
-	good := cdnManifest(t, srv.URL, "", served)
-	withMissing := cdnManifest(t, srv.URL, "", map[string]string{"app.js": served["app.js"], "gone.js": "x"})
+	good := cdnManifest(t, srv.URL, "", map[string]string{"app-B4TPZJfM.js": served["app-B4TPZJfM.js"], "style-Cu73fR1L.css": served["style-Cu73fR1L.css"]})
+	withMissing := cdnManifest(t, srv.URL, "", map[string]string{"app-B4TPZJfM.js": served["app-B4TPZJfM.js"], "gone.js": "x"})
+	withPublic := cdnManifest(t, srv.URL, "", map[string]string{"app-B4TPZJfM.js": served["app-B4TPZJfM.js"], "robots.txt": served["robots.txt"]})
+	// The CDN serves another robots.txt of the same size.
+	publicChanged := cdnManifest(t, srv.URL, "", map[string]string{"app-B4TPZJfM.js": served["app-B4TPZJfM.js"], "robots.txt": "User-agent: *\n"})
 	selfOrigin := cdnManifest(t, srv.URL, srv.URL, served)
-	down := cdnManifest(t, dead.URL, "", served)
+	down := cdnManifest(t, dead.URL, "", map[string]string{"app-B4TPZJfM.js": served["app-B4TPZJfM.js"], "style-Cu73fR1L.css": served["style-Cu73fR1L.css"]})
 
 	for _, tc := range []struct {
 		name   string
@@ -74,6 +80,9 @@ func TestCDNCheck(t *testing.T) {
 		// The CDN states no checksum: the report says only sizes were compared.
 		{"size only", []string{"cdn", "check", "--manifest", good}, 0, "compared 0 by bytes, 0 by checksum header, 2 by size only", ""},
 		{"size only json", []string{"cdn", "check", "--manifest", good, "--format", "json"}, 0, `"compared": "size"`, ""},
+		// A name without a content hash is compared by its bytes.
+		{"public file by bytes", []string{"cdn", "check", "--manifest", withPublic}, 0, "compared 1 by bytes, 0 by checksum header, 1 by size only", ""},
+		{"public file changed, same size", []string{"cdn", "check", "--manifest", publicChanged}, 1, "wrong-content  robots.txt", "asset robots.txt"},
 		{"require content", []string{"cdn", "check", "--manifest", good, "--require-content"}, 3, "size-only", "compared the size only"},
 		{"require content, full", []string{"cdn", "check", "--manifest", good, "--require-content", "--full"}, 0, "2 by bytes", ""},
 		{"origin is the CDN", []string{"cdn", "check", "--manifest", selfOrigin}, 2, "", "is the CDN"},

@@ -14,7 +14,8 @@ func demoCommand() *cli.Command {
 			"loopback. Release v1 is recorded with --check-cdn, signed and published; an instance is admitted; the tag\n"+
 			"is silently re-pushed; pin --previous refuses the moved tag; a new instance is refused (image-digest-mismatch,\n"+
 			"asset-not-in-manifest, asset-missing-on-cdn); record --check-cdn refuses v2 until its new asset is on the CDN;\n"+
-			"a stale publisher is refused. Exits 0 when every step behaves as designed (every refusal included),\n"+
+			"a stale publisher is refused; record --require-provenance binds the image's attested provenance to its\n"+
+			"commit and refuses another. Exits 0 when every step behaves as designed (every refusal included),\n"+
 			"non-zero when one does not.",
 			[]string{
 				"lockstep demo",

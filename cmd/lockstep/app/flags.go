@@ -81,7 +81,15 @@ func checkFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "tls-warn", Value: admission.DefaultTLSWarning, Usage: "warn of a certificate, of any endpoint the check touches, that expires within this (an expired or invalid one refuses)", EnvVars: []string{"LOCKSTEP_TLS_WARN"}},
 		&cli.BoolFlag{Name: "require-image-signature", Usage: "verify the cosign signatures of the image this instance runs (the gate's platform must be signed), from the material embedded in the manifest, else from the registry", EnvVars: []string{"LOCKSTEP_REQUIRE_IMAGE_SIGNATURE"}},
 		&cli.BoolFlag{Name: "require-embedded-signatures", Usage: "verify image signatures from the manifest's embedded material only: a manifest that embeds none for the image is refused, the registry never asked (implies --require-image-signature)", EnvVars: []string{"LOCKSTEP_REQUIRE_EMBEDDED_SIGNATURES"}},
+		&cli.BoolFlag{Name: "require-provenance", Usage: "verify the build provenance of the image this instance runs from the attestations embedded in the manifest (record --embed-attestations), against its digests and release.source, with no registry request: none embedded, or one of another commit, repository, digest or builder, refuses (provenance)", EnvVars: []string{"LOCKSTEP_REQUIRE_PROVENANCE"}},
+		provenanceKeyFlag(),
 	), imageSignatureFlags()...)
+}
+
+// provenanceKeyFlag is --provenance-key: whose provenance attestations
+// count, when they are signed with a key (keyless: identityFlags).
+func provenanceKeyFlag() cli.Flag {
+	return &cli.StringFlag{Name: "provenance-key", Usage: "the public `KEY` (PEM such as cosign.pub, or a KMS URI) the builder signs provenance attestations with; without it, the keyless --certificate-identity[-regexp] and --certificate-oidc-issuer[-regexp] name the builder", EnvVars: []string{"LOCKSTEP_PROVENANCE_KEY"}}
 }
 
 // stateFlags are the trusted-state flags of every consumer.

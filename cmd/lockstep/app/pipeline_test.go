@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,5 +174,47 @@ func TestRecordUnlisted(t *testing.T) {
 	}
 	if _, _, code := lockstepRun(t, "", w.args("--generation", "1", "--asset-list", list, "--unlisted", "drop")...); code != ExitInvalid {
 		t.Errorf("--unlisted drop: exit %d, want 2", code)
+	}
+}
+
+// record --asset-list on the real webpack build: without --public-path the
+// lists' /static/ entries are not in --assets, and the error says to try
+// --public-path /static/; with it and --exclude '*.map', the maps the lists
+// name are left out and the log never calls a recorded file excluded.
+func TestRecordWebpackLists(t *testing.T) {
+	w := newRecordWire(t)
+	dist := filepath.Join("..", "..", "..", "testdata", "web", "webpack", "dist")
+	base := []string{"record", "--release", "store-web", "--generation", "1", "--image", "web=" + w.ref, "--assets", dist,
+		"--cdn", "https://cdn.example/static/", "--asset-list", filepath.Join(dist, "asset-manifest.json")}
+	_, stderr, code := lockstepRun(t, "", base...)
+	if code != ExitInvalid || !strings.Contains(stderr, "try --public-path /static/") {
+		t.Errorf("record without --public-path: exit %d, want 2 suggesting --public-path /static/\n%s", code, stderr)
+	}
+	out := filepath.Join(t.TempDir(), "release.json")
+	_, stderr, code = lockstepRun(t, "", append(base, "--public-path", "/static/", "--exclude", "*.map", "--output", out)...)
+	if code != 0 {
+		t.Fatalf("record --public-path /static/ --exclude '*.map': exit %d\n%s", code, stderr)
+	}
+	m, _, err := manifest.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var excludedLine string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, "excluded") {
+			excludedLine += l
+		}
+	}
+	words := strings.FieldsFunc(excludedLine, func(r rune) bool { return r == ' ' || r == '"' || r == '=' })
+	for _, f := range m.Assets.Files {
+		if strings.HasSuffix(f.Path, ".map") {
+			t.Errorf("recorded %s, excluded by *.map", f.Path)
+		}
+		if slices.Contains(words, f.Path) {
+			t.Errorf("the log calls the recorded %s excluded: %s", f.Path, excludedLine)
+		}
+	}
+	if !slices.Contains(words, "js/main.8fce7357.js.map") || m.APIVersion != manifest.APIVersionV2 {
+		t.Errorf("want the maps named as excluded and a v2 manifest (%s)\n%s", m.APIVersion, stderr)
 	}
 }

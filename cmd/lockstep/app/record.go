@@ -30,7 +30,9 @@ func recordCommand() *cli.Command {
 			"digests), every file under --assets (or named by --asset-list) is hashed, and the canonical manifest is\n"+
 			"written to --output atomically (its digest then goes to stdout), or to stdout. --check-cdn first checks\n"+
 			"every asset on every CDN base (the report goes to stderr); --embed-signatures embeds the images'\n"+
-			"verified signatures; --sign-key writes OUTPUT.sig. Nothing is written on failure or refusal.",
+			"verified signatures; --require-provenance verifies each image's SLSA provenance against the release's\n"+
+			"source repository and commit (--embed-attestations keeps it in the manifest for the boot gate);\n"+
+			"--sign-key writes OUTPUT.sig. Nothing is written on failure or refusal.",
 			[]string{
 				"lockstep record --release store-web --generation auto --store s3://releases/lockstep \\\n" +
 					"  --image web=registry.example/store/web:v1.4.2 --assets dist --cdn https://cdn.example.com/store/ \\\n" +
@@ -39,10 +41,13 @@ func recordCommand() *cli.Command {
 					"  --assets dist --asset-list dist/.vite/manifest.json --cdn https://cdn.example.com/store/ -o release.json",
 				"lockstep record --release store-web --generation auto --store s3://releases/lockstep --previous store \\\n" +
 					"  --image web=registry.example/store/web:v1.4.2 --assets dist --cdn https://cdn.example.com/store/ -o release.json",
+				"lockstep record --release store-web --generation 7 --image web=ghcr.io/acme/store-web:v1.4.2 \\\n" +
+					"  --require-provenance --embed-attestations --certificate-identity-regexp '^https://github.com/acme/store/' \\\n" +
+					"  --certificate-oidc-issuer https://token.actions.githubusercontent.com -o release.json",
 			},
 			exits{
 				0: "written",
-				1: "an asset missing or wrong on the CDN (--check-cdn), or a tag that moved since --previous",
+				1: "an asset missing or wrong on the CDN (--check-cdn), a tag that moved since --previous, or an image whose provenance is missing or not of the release's source (--require-provenance)",
 				2: "bad input (a flag, a path, an image that does not exist, a key that does not load)",
 				3: "the registry, the CDN or the store could not be asked",
 			}),
@@ -61,7 +66,8 @@ func recordFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "asset-list", Usage: "a Vite (.vite/manifest.json) or webpack assets manifest `FILE` naming the assets to hash, instead of walking --assets (repeatable)"},
 		&cli.BoolFlag{Name: "walk", Usage: "with --asset-list, also hash every file under --assets (what --unlisted record does)"},
 		&cli.StringFlag{Name: "unlisted", Value: string(assets.UnlistedRecord), Usage: "with --asset-list, the files under --assets it does not name (Vite's public/ copies), which the CDN serves too: record (hash them, named on stderr) or refuse (exit 2, naming them)"},
-		&cli.StringSliceFlag{Name: "exclude", Usage: "leave out of the walk the files or directories whose path or name matches `PATTERN` (path.Match; repeatable; each is logged)"},
+		&cli.StringSliceFlag{Name: "exclude", Usage: "leave out the files or directories, walked or named by --asset-list, whose path or name matches `PATTERN` (path.Match; repeatable; each is logged)"},
+		&cli.BoolFlag{Name: "asset-graph", Value: true, Usage: "record what each asset loads (its imports, lazy chunks, CSS, fonts, images, workers), the graph admit's closure check walks; --asset-graph=false writes the manifest as lockstep.dev/v1, for gates older than v2"},
 		&cli.StringFlag{Name: "public-path", Usage: "a `PREFIX` that --asset-list entries carry and paths under --assets do not (webpack's publicPath)"},
 		&cli.StringSliceFlag{Name: "cdn", Usage: "a CDN base `URL` the assets are served under (repeatable)"},
 		&cli.StringFlag{Name: "origin", Usage: "the CDN's origin base `URL`"},
@@ -79,6 +85,9 @@ func recordFlags() []cli.Flag {
 		&cli.StringFlag{Name: "previous", Usage: "the previous release: a manifest `FILE`, or \"store\" for what --store's channel names; refuse tags that moved since (exit 1)"},
 		&cli.StringSliceFlag{Name: "allow-moved-tag", Usage: "with --previous, accept this moved tag: a role `NAME`, a REF or a repo:tag (repeatable)"},
 		&cli.BoolFlag{Name: "embed-signatures", Usage: "verify the images' cosign signatures now (--image-key or the keyless flags) and embed them in the manifest, so booting instances verify them without the registry"},
+		&cli.BoolFlag{Name: "require-provenance", Usage: "verify each image's SLSA provenance attestations (cosign's .att tag, OCI referrers) signed by the builder (--provenance-key or the keyless flags), and that they name the pinned digest and the release's source repository and commit; anything else refuses (exit 1)"},
+		&cli.BoolFlag{Name: "embed-attestations", Usage: "embed the provenance attestations that verified in the manifest (a lockstep.dev/v2 manifest), so booting instances verify provenance without the registry (admit --require-provenance); implies --require-provenance"},
+		provenanceKeyFlag(),
 	}
 	flags = append(flags, storeFlags()...)
 	flags = append(flags, imageSignatureFlags()...)
@@ -106,6 +115,9 @@ func recordAction(c *cli.Context) error {
 		}
 	}
 	var ae *assets.Error
+	if errors.As(err, &ae) && ae.PublicPath != "" {
+		return usage(fmt.Errorf("%w: try --public-path %s", err, ae.PublicPath))
+	}
 	if errors.As(err, &ae) {
 		return usage(err)
 	}
@@ -181,6 +193,7 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 			Workers:    c.Int("workers"),
 			Logger:     logger(c),
 		},
+		NoGraph:   !c.Bool("asset-graph"),
 		CDN:       c.StringSlice("cdn"),
 		Origin:    c.String("origin"),
 		ExpiresIn: c.Duration("expires-in"),
@@ -214,7 +227,35 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 		}
 		opts.Embed = v.Embed
 	}
+	if err := recordProvenance(c, &opts, []remote.Option{remote.WithTransport(client.Transport())}); err != nil {
+		return opts, err
+	}
 	return opts, nil
+}
+
+// recordProvenance reads --require-provenance and --embed-attestations:
+// the release's source must be known (from GitHub Actions or the
+// --source-* flags) before anything is pinned.
+func recordProvenance(c *cli.Context, opts *record.Options, ropts []remote.Option) error {
+	if !c.Bool("require-provenance") && !c.Bool("embed-attestations") {
+		if c.IsSet("provenance-key") {
+			return usage(errors.New("--provenance-key needs --require-provenance"))
+		}
+		return nil
+	}
+	src := opts.Source
+	if src == nil {
+		src = record.SourceFromEnv(os.Getenv)
+	}
+	if src == nil || src.Repository == "" || src.Commit == "" {
+		return usage(errors.New("--require-provenance checks the provenance against the release's source repository and commit, and neither GitHub Actions nor the flags name them: pass --source-repository and --source-commit"))
+	}
+	v, err := provenanceVerifierFromFlags(c, ropts)
+	if err != nil {
+		return err
+	}
+	opts.Provenance, opts.EmbedAttestations = v.Verify, c.Bool("embed-attestations")
+	return nil
 }
 
 // recordPrevious reads --previous: a manifest file, or "store" for the

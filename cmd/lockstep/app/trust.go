@@ -13,6 +13,7 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/verdict"
 	"github.com/lockstep-dev/lockstep/verify/imagesig"
+	"github.com/lockstep-dev/lockstep/verify/provenance"
 )
 
 // trustOptions reads the key (from the first of keyFlags that is set) and
@@ -154,6 +155,25 @@ func imageVerifierFromFlags(c *cli.Context, platforms []string, remote []remote.
 	case verdict.IsUnavailable(err):
 		return nil, err
 	case err != nil:
+		return nil, usage(err)
+	}
+	return v, nil
+}
+
+// provenanceVerifierFromFlags builds the provenance verifier: the builder
+// from --provenance-key, or the keyless identity flags; remote the
+// registry options (record reads the registry, the gate never does).
+// Naming no builder is a usage error.
+func provenanceVerifierFromFlags(c *cli.Context, remote []remote.Option) (*provenance.Verifier, error) {
+	o, set, err := trustOptions(c, "provenance-key")
+	if err != nil {
+		return nil, err
+	}
+	if !set {
+		return nil, usage(errors.New("provenance needs a builder: --provenance-key PUB, or --certificate-identity and --certificate-oidc-issuer"))
+	}
+	v, err := provenance.New(provenance.Options{Trust: o, Remote: remote, Logger: logger(c)})
+	if err != nil {
 		return nil, usage(err)
 	}
 	return v, nil

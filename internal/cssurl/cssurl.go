@@ -1,4 +1,4 @@
-package probe
+package cssurl
 
 import (
 	"bytes"
@@ -10,21 +10,22 @@ import (
 	"github.com/tdewolff/parse/v2/css"
 )
 
-// cssRef is one URL a piece of CSS loads; imported is true for @import
-// (a stylesheet, fetched in turn when it is on the page's origin).
-type cssRef struct {
-	url      string
-	imported bool
+// Ref is one URL a piece of CSS loads, as written (not resolved).
+type Ref struct {
+	URL string
+	// Import is true for @import: a stylesheet, which loads in turn what
+	// it names.
+	Import bool
 }
 
-// cssURLs returns the URLs a stylesheet (or a style attribute's
+// Refs returns the URLs a stylesheet (or a style attribute's
 // declarations) loads, read with a CSS Syntax tokenizer: url() and src()
 // (also spelt with escapes), @import's string, and the strings of
 // image-set(), -webkit-image-set() and image(). @namespace's URL is a
 // name, not a load.
-func cssURLs(text string) []cssRef {
+func Refs(text string) []Ref {
 	l := css.NewLexer(parse.NewInputString(text))
-	var out []cssRef
+	var out []Ref
 	var (
 		inImport, inNamespace bool
 		// stringFns counts the open image-set() and image() functions
@@ -34,7 +35,7 @@ func cssURLs(text string) []cssRef {
 	)
 	add := func(u string) {
 		if !inNamespace {
-			out = append(out, cssRef{url: u, imported: inImport})
+			out = append(out, Ref{URL: u, Import: inImport})
 		}
 	}
 	for {

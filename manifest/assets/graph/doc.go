@@ -1,0 +1,46 @@
+// Package graph draws the asset graph of a release: for every file of the
+// asset set, the files of the same set it makes a browser load
+// ([manifest.File.Loads], apiVersion lockstep.dev/v2), so that the boot
+// gate can check on the CDN everything reachable from what a page
+// references ((*manifest.Assets).Closure) without checking every asset.
+//
+// [Build] takes the edges from the bundlers' own lists where they say them
+// (a Vite manifest's imports, dynamicImports, css and assets:
+// [assets.List.Loads]) and reads the files where they do not:
+//   - HTML with golang.org/x/net/html's tokenizer: script src and data-src
+//     (Vite's legacy entry), the stylesheets, preloads, modulepreloads,
+//     icons and manifest of link, images and media, CSS in <style> and
+//     style attributes, inline scripts, import maps;
+//   - CSS with a CSS Syntax tokenizer (internal/cssurl, the probe's):
+//     url(), src(), @import, image-set();
+//   - JavaScript with github.com/tdewolff/parse/v2/js's parser: module
+//     specifiers (import, export … from, import()), new URL(…,
+//     import.meta.url), worker URLs, SystemJS's System.register and
+//     import, and every other string literal that names a file of the set
+//     or holds the content hash in one's name (webpack's runtime names its
+//     chunks from a table of ids and hashes).
+//
+// The parser was measured against the same package's lexer alone
+// (BenchmarkJSStrings): the lexer is about seven times faster (bench/graph.sh,
+// interleaved, load 10.5: a 2.8 MB bundle in 36 against 275 ms at the
+// median, 75 against 10 MB/s), but must guess whether a "/" starts
+// a regular expression, and a wrong guess loses the strings after it
+// (TestJSLexerGuess); the parser knows. At 10 MB/s a build's few megabytes of
+// JavaScript cost record well under a second, on the hashing workers
+// (Collector), each file read once. Code the parser refuses (syntax newer than
+// it knows) is read with the lexer and named in [Result.Unparsed].
+// esbuild's parser, the reference, is internal to its module and cannot be
+// imported.
+//
+// A reference is resolved against the referring file, then against the
+// public path and the CDN bases (as the browser would fetch it); one that
+// names no file of the set (another host, a data: or blob: URI) is no
+// edge, nor is a source map comment: browsers load maps only for their
+// developer tools.
+//
+// What the graph cannot hold: a URL computed at run time from pieces that
+// no literal holds (a name joined from parts, read from an API, a hash
+// split in two) is invisible to a reading of the code
+// (TestComputedURLIsNoEdge). The graph is what a build names; cdn check
+// and admit --all-assets, which check every file, are the complete checks.
+package graph

@@ -1,0 +1,351 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/assets"
+)
+
+// MaxRead is the largest file Build reads for references (64 MiB); a
+// larger one keeps the edges the lists give it, and is logged.
+const MaxRead = 64 << 20
+
+// Options say where the files are and how the URLs in them map to the
+// paths of the manifest: the same Dir, Lists, PublicPath and CDN the files
+// were hashed with (assets.Options).
+type Options struct {
+	// Dir is the asset directory; the files' paths are relative to it.
+	Dir string
+	// Lists are the asset lists (assets.Options.Lists) whose edges are
+	// taken (assets.List.Loads: Vite's imports, dynamicImports, css and
+	// assets).
+	Lists []string
+	// PublicPath is the URL path the files are served under
+	// (webpack's output.publicPath, "/static/"), as in assets.Options.
+	PublicPath string
+	// CDN holds the base URLs the files are served under.
+	CDN []string
+	// Workers bounds the files read at once; 0 means runtime.GOMAXPROCS(0).
+	Workers int
+	// Logger receives what was read and what could not be; nil is silent.
+	Logger *slog.Logger
+	// Collected, if set, holds the references of the files that
+	// assets.Hash read (Collector): those are not read again.
+	Collected *Collector
+}
+
+// Collector gathers the references of the files as assets.Hash reads
+// them: set assets.Options.Inspect to its Inspect method, then pass it to
+// Build as Options.Collected, and Build reads none of those files again
+// (nor hashes them again: what Inspect is given is what was hashed). Its
+// methods are safe for concurrent use; the zero value is ready.
+type Collector struct {
+	mu   sync.Mutex
+	refs map[string]readResult
+}
+
+// Inspect is an assets.Options.Inspect: it wants the HTML, CSS and
+// JavaScript files up to MaxRead.
+func (c *Collector) Inspect(p string, size int64) func(data []byte) {
+	if kind(p) == "" || size > MaxRead {
+		return nil
+	}
+	return func(data []byte) {
+		r := refsOf(p, data)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.refs == nil {
+			c.refs = map[string]readResult{}
+		}
+		c.refs[p] = r
+	}
+}
+
+// collected returns what Inspect gathered for the file at p.
+func (c *Collector) collected(p string) (readResult, bool) {
+	if c == nil {
+		return readResult{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.refs[p]
+	return r, ok
+}
+
+// Result counts what Build found.
+type Result struct {
+	// Read is the number of files read for references (HTML, CSS,
+	// JavaScript); Edges the number of loads set in all, FromLists those
+	// that an asset list gave.
+	Read, Edges, FromLists int
+	// Unparsed lists the JavaScript files the parser refused, read with
+	// the lexer alone, sorted.
+	Unparsed []string
+}
+
+// Build sets the Loads of every file of files (sorted by path, as Hash
+// returns them) to the files of the same set that it makes a browser load:
+// what the asset lists say (Vite's chunk imports, dynamic imports, CSS and
+// assets) and what reading the file shows: an HTML document's scripts
+// (also data-src), stylesheets, preloads, icons and images; a
+// stylesheet's url() and @import; a script's module specifiers, new URL(…,
+// import.meta.url), worker URLs, SystemJS's imports, and every string
+// literal that names a file of the set, or the content hash of one
+// (webpack's chunk table). A reference is resolved against the referring
+// file, then against the public path and the CDN bases; one that names no
+// file of the set (an external URL, a data: URI) is no edge.
+//
+// What the graph cannot hold: a URL computed at run time from pieces no
+// literal holds (a name assembled from parts, fetched from an API) is
+// invisible to a reading of the code. A file's loads are a lower bound;
+// cdn check and admit --all-assets check every file.
+//
+// A file that Options.Collected holds is not read again (record reads
+// each file once, as it hashes it). Any other is read and its SHA-256
+// compared with the recorded one: a file that changed since it was hashed
+// is an *assets.Error, as is one that cannot be read, or an asset list
+// that cannot be parsed. A file that is not text (a NUL or invalid UTF-8
+// at its start) has no references.
+func Build(ctx context.Context, files []manifest.File, opts Options) (*Result, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
+	}
+	r := newResolver(paths, opts.PublicPath, opts.CDN)
+	loads := make([]map[string]bool, len(files))
+	index := make(map[string]int, len(files))
+	for i, p := range paths {
+		index[p] = i
+	}
+	res := &Result{}
+	addLoad := func(i int, to string) bool {
+		if to == files[i].Path || !r.files[to] {
+			return false
+		}
+		if loads[i] == nil {
+			loads[i] = map[string]bool{}
+		}
+		if loads[i][to] {
+			return false
+		}
+		loads[i][to] = true
+		return true
+	}
+	for _, l := range opts.Lists {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			return nil, &assets.Error{Path: l, Reason: "cannot read the asset list", Err: err}
+		}
+		list, err := assets.ParseList(data, opts.PublicPath, opts.CDN)
+		if err != nil {
+			return nil, &assets.Error{Path: l, Reason: "not a usable asset list", Err: err}
+		}
+		for from, tos := range list.Loads {
+			i, ok := index[from]
+			if !ok {
+				continue // excluded, or not recorded
+			}
+			for _, to := range tos {
+				if addLoad(i, to) {
+					res.FromLists++
+				}
+			}
+		}
+	}
+
+	read, err := readAll(ctx, files, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, rd := range read {
+		res.Read++
+		if !rd.parsed {
+			res.Unparsed = append(res.Unparsed, files[rd.i].Path)
+		}
+		for _, ref := range rd.refs {
+			if p, ok := r.resolve(files[rd.i].Path, ref); ok {
+				addLoad(rd.i, p)
+			}
+			if rd.js {
+				for _, p := range r.hashes[ref] {
+					addLoad(rd.i, p)
+				}
+			}
+		}
+	}
+	for i := range files {
+		files[i].Loads = nil
+		for to := range loads[i] {
+			files[i].Loads = append(files[i].Loads, to)
+		}
+		slices.Sort(files[i].Loads)
+		res.Edges += len(files[i].Loads)
+	}
+	slices.Sort(res.Unparsed)
+	if len(res.Unparsed) > 0 {
+		log.Info("read with the JavaScript lexer alone (the parser refused them)", "count", len(res.Unparsed), "paths", strings.Join(res.Unparsed, " "))
+	}
+	log.Info("asset graph", "read", res.Read, "edges", res.Edges, "fromLists", res.FromLists)
+	return res, nil
+}
+
+// kind is how a file is read for references, by its extension.
+func kind(p string) string {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".html", ".htm":
+		return "html"
+	case ".css":
+		return "css"
+	case ".js", ".mjs", ".cjs":
+		return "js"
+	}
+	return ""
+}
+
+type readResult struct {
+	i      int
+	refs   []string
+	js     bool
+	parsed bool
+	err    error
+}
+
+// readAll reads the HTML, CSS and JavaScript files on a pool of workers
+// and returns their references, in the order of files.
+func readAll(ctx context.Context, files []manifest.File, opts Options) ([]readResult, error) {
+	var todo []int
+	for i, f := range files {
+		if kind(f.Path) != "" {
+			todo = append(todo, i)
+		}
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, max(len(todo), 1))
+	out := make([]readResult, len(todo))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				if r, ok := opts.Collected.collected(files[todo[j]].Path); ok {
+					r.i = todo[j]
+					out[j] = r
+					continue
+				}
+				out[j] = readOne(opts.Dir, todo[j], files[todo[j]])
+				if out[j].err != nil {
+					cancel()
+				}
+			}
+		}()
+	}
+feed:
+	for j := range todo {
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	for _, r := range out {
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readOne reads one file, checks it is the one that was hashed, and
+// returns its references.
+func readOne(dir string, i int, f manifest.File) readResult {
+	rr := readResult{i: i, parsed: true}
+	if f.Size > MaxRead {
+		return rr
+	}
+	fh, err := os.Open(filepath.Join(dir, filepath.FromSlash(f.Path)))
+	if err != nil {
+		rr.err = &assets.Error{Path: f.Path, Reason: "cannot open", Err: err}
+		return rr
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, f.Size+1))
+	if err != nil {
+		rr.err = &assets.Error{Path: f.Path, Reason: "cannot read", Err: err}
+		return rr
+	}
+	if sum := sha256.Sum256(data); int64(len(data)) != f.Size || hex.EncodeToString(sum[:]) != f.SHA256 {
+		rr.err = &assets.Error{Path: f.Path, Reason: fmt.Sprintf("changed since it was hashed (%d bytes now, %d recorded)", len(data), f.Size)}
+		return rr
+	}
+	refs := refsOf(f.Path, data)
+	refs.i = i
+	return refs
+}
+
+// refsOf returns the references in a file's bytes, by its kind.
+func refsOf(p string, data []byte) readResult {
+	rr := readResult{parsed: true}
+	if !looksLikeText(data) {
+		return rr // a browser reads no references from a binary file
+	}
+	switch kind(p) {
+	case "html":
+		rr.refs = htmlRefs(data)
+	case "css":
+		rr.refs = cssRefs(data)
+	case "js":
+		rr.js = true
+		rr.refs, rr.parsed = jsStrings(data)
+	}
+	return rr
+}
+
+// looksLikeText says whether the start of a file is text: no NUL byte and
+// valid UTF-8 in its first 1 KiB (a character cut at the 1 KiB mark
+// allowed). A file named .js that holds binary data is no script a browser
+// runs, and reading it for references would cost a parse of noise.
+func looksLikeText(data []byte) bool {
+	head := data[:min(len(data), 1024)]
+	if bytes.IndexByte(head, 0) >= 0 {
+		return false
+	}
+	for len(head) > 0 {
+		r, n := utf8.DecodeRune(head)
+		if r == utf8.RuneError && n <= 1 {
+			return len(head) < utf8.UTFMax && len(data) > 1024
+		}
+		head = head[n:]
+	}
+	return true
+}

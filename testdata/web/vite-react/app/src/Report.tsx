@@ -1,0 +1,5 @@
+import './report.css'
+
+export default function Report() {
+  return <p className="report">every asset on the CDN</p>
+}

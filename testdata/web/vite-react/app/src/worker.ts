@@ -1,0 +1,3 @@
+self.onmessage = (e: MessageEvent<number>) => {
+  self.postMessage(e.data * 2)
+}

@@ -1,0 +1,1 @@
+System.register(["./index-legacy-BJUse8hi.js"],function(e,t){"use strict";var r;return{setters:[e=>{r=e.j}],execute:function(){var t=document.createElement("style");t.textContent=".report{border:1px solid #369}\n/*$vite$:1*/",document.head.appendChild(t),e("default",function(){return r.jsx("p",{className:"report",children:"every asset on the CDN"})})}}});

@@ -1,0 +1,1 @@
+(function(){"use strict";self.onmessage=s=>{self.postMessage(s.data*2)}})();

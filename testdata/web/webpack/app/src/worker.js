@@ -1,0 +1,3 @@
+self.onmessage = (e) => {
+  self.postMessage(e.data * 2)
+}

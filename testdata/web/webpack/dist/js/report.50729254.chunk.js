@@ -1,0 +1,2 @@
+"use strict";(Array.isArray(self.webpackChunklockstep_fixture_webpack)?self.webpackChunklockstep_fixture_webpack:self.webpackChunklockstep_fixture_webpack=[]).push([[857],{500(e,t,s){function c(e){const t=document.createElement("p");t.className="report",t.textContent="every asset on the CDN",e.appendChild(t)}s.d(t,{show:()=>c})}}]);
+//# sourceMappingURL=report.50729254.chunk.js.map

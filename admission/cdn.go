@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/lockstep-dev/lockstep/admission/probe"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
@@ -65,12 +67,15 @@ type AssetStatus struct {
 	Err error
 }
 
-// cdn checks the served assets (and the sample) on the CDN. Assets that
-// failed on TLS make no finding of their own: it returns their hosts
-// (with a reason), for certificates to report once per endpoint.
+// cdn checks on the CDN the closure of the served assets (see closure),
+// or with the sample, or every asset; and on the instance the assets its
+// pages reference on its own origin, with their closure (a browser
+// fetches them there). Assets that failed on TLS make no finding of their
+// own: it returns their hosts (with a reason), for certificates to report
+// once per endpoint.
 //
 // Without a CDNChecker it refuses (could-not-check) instead of skipping.
-func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served []string) (tlsFailed map[string]string) {
+func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served probe.Mapped) (tlsFailed map[string]string) {
 	cfg := c.cfg
 	if cfg.CDN == nil {
 		c.add(Finding{Kind: KindDependencyUnreachable, Subject: "CDN",
@@ -78,16 +83,15 @@ func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served []string
 		return nil
 	}
 	var known, unknown []string
-	isServed := map[string]bool{}
-	for _, id := range served {
-		isServed[id] = true
+	for _, id := range served.IDs {
 		if _, ok := m.Assets.File(id); ok {
 			known = append(known, id)
 		} else {
 			unknown = append(unknown, id)
 		}
 	}
-	paths := known
+	closure, whole := c.closure(m, known)
+	paths := closure
 	switch {
 	case cfg.AllAssets:
 		paths = paths[:0:0]
@@ -95,58 +99,163 @@ func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served []string
 			paths = append(paths, f.Path)
 		}
 	case cfg.Sample > 0:
+		inClosure := make(map[string]bool, len(closure))
+		for _, p := range closure {
+			inClosure[p] = true
+		}
 		var rest []string
 		for _, f := range m.Assets.Files {
-			if !isServed[f.Path] {
+			if !inClosure[f.Path] {
 				rest = append(rest, f.Path)
 			}
 		}
 		cfg.Rand.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
-		paths = append(append([]string(nil), known...), rest[:min(cfg.Sample, len(rest))]...)
+		paths = append(append([]string(nil), closure...), rest[:min(cfg.Sample, len(rest))]...)
 		sort.Strings(paths)
 	}
-	var wg sync.WaitGroup
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	failedTLS := func(hosts map[string]string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for h, why := range hosts {
+			if tlsFailed == nil {
+				tlsFailed = map[string]string{}
+			}
+			tlsFailed[h] = why
+		}
+	}
 	if len(unknown) > 0 {
 		wg.Go(func() { c.unlisted(ctx, m, unknown) })
 	}
+	for base, ids := range onInstance(m, served.Local, whole) {
+		wg.Go(func() {
+			results, hosts := c.check(ctx, manifest.Assets{CDN: []string{base}, Files: m.Assets.Files}, ids, onTheInstance)
+			c.update(func(d *Decision) { d.InstanceChecked += len(results) })
+			failedTLS(hosts)
+		})
+	}
 	if len(paths) > 0 {
-		results, err := cfg.CDN.CheckAssets(ctx, CDNRequest{Assets: m.Assets, Paths: paths, Client: cfg.Client, Logger: cfg.Logger})
-		if err != nil {
-			c.unreachable("CDN", fmt.Errorf("checking the CDN: %w", err))
-		} else {
-			c.update(func(d *Decision) { d.CDNChecked += len(results) })
-			for _, r := range results {
-				if r.Status == CDNTLS {
-					if u, err := url.Parse(r.URL); err == nil {
-						if tlsFailed == nil {
-							tlsFailed = map[string]string{}
-						}
-						tlsFailed[u.Host] = r.Reason
-						continue
+		results, hosts := c.check(ctx, m.Assets, paths, onTheCDN)
+		checked := map[string]bool{}
+		for _, r := range results {
+			checked[r.Path] = true
+		}
+		c.update(func(d *Decision) {
+			d.CDNChecked += len(results)
+			if d.Closure != nil {
+				for _, p := range closure {
+					if checked[p] {
+						d.Closure.Checked++
 					}
 				}
-				if f := cdnFinding(r); f != nil {
-					c.add(*f)
-				}
 			}
-		}
+		})
+		failedTLS(hosts)
 	}
 	wg.Wait()
 	return tlsFailed
 }
 
-// cdnFinding turns a CDN result into a finding (nil for ok). A status
-// this package does not know refuses, as could-not-check.
-func cdnFinding(r AssetStatus) *Finding {
+// closure returns the closure of the known served IDs: every asset of the
+// manifest they load, directly or not, by its asset graph, themselves
+// included (the IDs alone for a manifest without a graph). When that adds
+// more than Config.MaxClosure (and not every asset is checked anyway) it
+// refuses as could-not-check (closure-too-large) and returns the IDs alone,
+// with whole false: the gate never checks part of a closure and calls it
+// done. It records Decision.Closure when there are probes.
+func (c *checker) closure(m *manifest.Manifest, known []string) (paths []string, whole bool) {
+	cfg := c.cfg
+	all := m.Assets.Closure(known)
+	if len(cfg.Probes) > 0 {
+		graph := slices.ContainsFunc(m.Assets.Files, func(f manifest.File) bool { return len(f.Loads) > 0 })
+		c.update(func(d *Decision) {
+			d.Closure = &Closure{Graph: graph, Referenced: len(known), Assets: len(all), Max: cfg.MaxClosure}
+		})
+	}
+	added := len(all) - len(known)
+	if cfg.AllAssets || added <= cfg.MaxClosure {
+		return all, true
+	}
+	c.add(Finding{Kind: KindClosureTooLarge, Subject: m.ID(), Got: fmt.Sprint(added), Want: fmt.Sprintf("at most %d", cfg.MaxClosure),
+		Message: fmt.Sprintf("the %d served assets load %d more by the asset graph of %s, over the gate's bound of %d: only the references were checked, and what a browser loads next is unverified (raise the bound, or check every asset)",
+			len(known), added, m.ID(), cfg.MaxClosure)})
+	return known, false
+}
+
+// onInstance groups the known assets the pages reference on the
+// instance's own origin by the base they are under, each with its closure
+// (whole) or alone: a browser fetches what such an asset loads, by a
+// relative URL, from the instance as well.
+func onInstance(m *manifest.Manifest, local []probe.Local, whole bool) map[string][]string {
+	roots := map[string][]string{}
+	for _, l := range local {
+		if _, ok := m.Assets.File(l.ID); ok {
+			roots[l.Base] = append(roots[l.Base], l.ID)
+		}
+	}
+	if whole {
+		for base, ids := range roots {
+			roots[base] = m.Assets.Closure(ids)
+		}
+	}
+	return roots
+}
+
+// Where a check is made, as its findings say it.
+const (
+	onTheCDN      = "the CDN"
+	onTheInstance = "the instance"
+)
+
+// check checks paths on the bases of a with the CDNChecker, where is
+// onTheCDN or onTheInstance, and records the findings. Results that failed
+// on TLS make no finding: their hosts are returned, with a reason.
+func (c *checker) check(ctx context.Context, a manifest.Assets, paths []string, where string) ([]AssetStatus, map[string]string) {
+	results, err := c.cfg.CDN.CheckAssets(ctx, CDNRequest{Assets: a, Paths: paths, Client: c.cfg.Client, Logger: c.cfg.Logger})
+	if err != nil {
+		c.unreachable(strings.TrimPrefix(where, "the "), fmt.Errorf("checking %s: %w", where, err))
+		return nil, nil
+	}
+	var tlsFailed map[string]string
+	for _, r := range results {
+		if r.Status == CDNTLS {
+			if u, err := url.Parse(r.URL); err == nil {
+				if tlsFailed == nil {
+					tlsFailed = map[string]string{}
+				}
+				tlsFailed[u.Host] = r.Reason
+				continue
+			}
+		}
+		if f := cdnFinding(r, where); f != nil {
+			c.add(*f)
+		}
+	}
+	return results, tlsFailed
+}
+
+// cdnFinding turns a result of a check made at where into a finding (nil
+// for ok). A status this package does not know refuses, as
+// could-not-check.
+func cdnFinding(r AssetStatus, where string) *Finding {
 	f := &Finding{Subject: r.Path, Got: r.Reason, Message: fmt.Sprintf("%s at %s: %s", r.Status, r.URL, r.Reason)}
 	switch r.Status {
 	case CDNOK:
 		return nil
 	case CDNMissing:
 		f.Kind, f.Want = KindAssetMissingOnCDN, "200"
-		f.Message = fmt.Sprintf("%s is missing on the CDN: %s answers %s", r.Path, r.URL, r.Reason)
+		if where == onTheInstance {
+			f.Kind = KindAssetMissingOnInstance
+		}
+		f.Message = fmt.Sprintf("%s is missing on %s: %s answers %s", r.Path, where, r.URL, r.Reason)
 	case CDNWrongSize, CDNWrongContent:
 		f.Kind, f.Want = KindAssetContentMismatch, "the recorded bytes"
+		if where == onTheInstance {
+			f.Message = fmt.Sprintf("%s on the instance at %s: %s", r.Status, r.URL, r.Reason)
+		}
 	case CDNLoop:
 		f.Kind = KindCDNLoop
 	default:

@@ -1,6 +1,7 @@
 package admission_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/lockstep-dev/lockstep/admission/running"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
+	webassets "github.com/lockstep-dev/lockstep/manifest/assets"
 	"github.com/lockstep-dev/lockstep/manifest/trusted"
 	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 )
@@ -57,8 +59,14 @@ type fixture struct {
 	page     string
 	cdnFiles map[string]string
 	raw      string // replaces the manifest file when set
+	// pageType is the page's Content-Type ("text/html" when empty);
+	// appFiles are other paths the app serves itself (its own assets),
+	// typed by their extension; another path under /static/ is a 404.
+	pageType string
+	appFiles map[string]string
 	mu       sync.Mutex
 	cdnHits  int
+	appHits  map[string]int
 }
 
 func newFixture(t *testing.T, assets map[string]string, page string) *fixture {
@@ -84,10 +92,27 @@ func newFixture(t *testing.T, assets map[string]string, page string) *fixture {
 	}))
 	t.Cleanup(fx.cdn.Close)
 	fx.app = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
 		fx.mu.Lock()
-		p := strings.ReplaceAll(fx.page, "CDN", fx.cdn.URL+"/static")
+		if fx.appHits == nil {
+			fx.appHits = map[string]int{}
+		}
+		fx.appHits[r.URL.Path]++
+		body, own := fx.appFiles[r.URL.Path]
+		p, ct := strings.ReplaceAll(fx.page, "CDN", fx.cdn.URL+"/static"), cmp.Or(fx.pageType, "text/html")
 		fx.mu.Unlock()
+		if !own && strings.HasPrefix(r.URL.Path, "/static/") {
+			http.NotFound(w, r)
+			return
+		}
+		if own {
+			w.Header().Set("Content-Type", webassets.ContentType(r.URL.Path))
+			w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+			if r.Method != http.MethodHead {
+				w.Write([]byte(body))
+			}
+			return
+		}
+		w.Header().Set("Content-Type", ct)
 		w.Write([]byte(p))
 	}))
 	t.Cleanup(fx.app.Close)
@@ -111,6 +136,7 @@ func newFixture(t *testing.T, assets map[string]string, page string) *fixture {
 
 func (fx *fixture) write(t *testing.T) {
 	t.Helper()
+	fx.m.APIVersion = fx.m.Version() // v2 once a file has loads
 	raw, err := fx.m.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -218,6 +244,19 @@ func TestCheck(t *testing.T) {
 			want: []admission.Kind{admission.KindAssetForeignHost}},
 		{name: "all assets moved to an unknown host", running: amd64Conf.String(), page: `<script src="https://cdn2.example.org/static/js/app.1111.js"></script>`,
 			want: []admission.Kind{admission.KindAssetForeignHost}},
+		{name: "a JSON probe in an unknown shape is a refusal, not could-not-check", running: amd64Conf.String(), page: `{"version": 3, "chunks": {}}`,
+			edit: func(fx *fixture, c *admission.Config) { fx.pageType = "application/json" },
+			want: []admission.Kind{admission.KindProbeUnreadable}},
+		{name: "JSON served as JSON that does not parse", running: amd64Conf.String(), page: `{"index.html": {"file": "as`,
+			edit: func(fx *fixture, c *admission.Config) { fx.pageType = "application/json; charset=utf-8" },
+			want: []admission.Kind{admission.KindProbeUnreadable}},
+		{name: "a Vite manifest as the probe", running: amd64Conf.String(),
+			page: `{"index.html": {"file": "js/app.1111.js", "css": ["css/site.2222.css"], "assets": ["img/logo.svg"], "isEntry": true}}`,
+			edit: func(fx *fixture, c *admission.Config) { fx.pageType = "application/json" }},
+		{name: "a webpack manifest naming a file the manifest lacks", running: amd64Conf.String(),
+			page: `{"main.js": "CDN/js/app.1111.js", "lazy.js": "CDN/js/lazy.4444.js"}`,
+			edit: func(fx *fixture, c *admission.Config) { fx.pageType = "application/json" },
+			want: []admission.Kind{admission.KindAssetMissingOnCDN, admission.KindAssetNotInManifest}},
 		{name: "expired manifest", running: amd64Conf.String(),
 			edit: func(fx *fixture, c *admission.Config) {
 				exp := fx.m.Release.CreatedAt.Add(time.Minute)

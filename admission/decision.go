@@ -36,7 +36,8 @@ const (
 	// nothing (unless Config.AssetFreePages).
 	KindProbeNoAssets Kind = "probe-no-assets"
 	// KindProbeUnreadable: a probed page (or stylesheet) is in a
-	// Content-Encoding or of a content type the probe cannot read.
+	// Content-Encoding or of a content type the probe cannot read, or a
+	// JSON answer is in no asset-list shape the probe reads.
 	KindProbeUnreadable Kind = "probe-unreadable"
 	// KindRedirectOffOrigin: a request of the check was redirected to
 	// another origin, which the gate never follows.
@@ -53,6 +54,15 @@ const (
 	// yet when the check was already a refusal, so the gate stopped
 	// waiting for it and did not judge it.
 	KindNotWaitedFor Kind = "not-waited-for"
+	// KindAssetMissingOnInstance: an asset a page references on the
+	// instance's own origin (or one it loads) that the instance answers
+	// 403, 404 or 410 for.
+	KindAssetMissingOnInstance Kind = "asset-missing-on-instance"
+	// KindClosureTooLarge: the assets the served ones load (their closure
+	// by the manifest's asset graph) are more than Config.MaxClosure, so
+	// the gate did not check them (it checked the references): could not
+	// verify, not a mismatch.
+	KindClosureTooLarge Kind = "closure-too-large"
 	// KindInternalError is a bug in lockstep (a recovered panic): the
 	// instance is refused, as for any error.
 	KindInternalError Kind = "internal-error"
@@ -66,7 +76,7 @@ const (
 // unverifiable reports whether a refusing finding of kind k means "could
 // not check" (exit 3) rather than "checked and wrong" (exit 1).
 func (k Kind) unverifiable() bool {
-	return k == KindDependencyUnreachable || k == KindInternalError
+	return k == KindDependencyUnreachable || k == KindInternalError || k == KindClosureTooLarge
 }
 
 // Severity says whether a finding refuses admission.
@@ -146,6 +156,12 @@ type Decision struct {
 	Foreign           []string        `json:"foreign,omitempty"`
 	// CDNChecked counts the asset checks made at the CDN (per base).
 	CDNChecked int `json:"cdnChecked,omitempty"`
+	// Closure says how much of what the probed pages make a browser load
+	// was checked, once there were probes and a manifest.
+	Closure *Closure `json:"closure,omitempty"`
+	// InstanceChecked counts the asset checks made on the instance itself:
+	// the assets its pages reference on its own origin, and their closure.
+	InstanceChecked int `json:"instanceChecked,omitempty"`
 
 	// Actions are what was done about the decision (lifecycle action,
 	// target registration), in order.
@@ -157,6 +173,28 @@ type Decision struct {
 	Requests int64         `json:"requests"`
 	Duration time.Duration `json:"durationNanos"`
 	Waited   time.Duration `json:"waitedNanos,omitempty"`
+}
+
+// Closure is the closure of the served assets: the manifest's assets the
+// probed pages reference (its roots) and every asset of the manifest they
+// load, directly or not, by its asset graph (File.Loads).
+type Closure struct {
+	// Graph is false when the manifest records no asset graph (no file
+	// has Loads, as in every lockstep.dev/v1 manifest): the closure is then
+	// the references alone.
+	Graph bool `json:"graph"`
+	// Referenced counts the roots: the served assets the manifest lists.
+	Referenced int `json:"referenced"`
+	// Assets counts the closure, its roots included.
+	Assets int `json:"assets"`
+	// Checked counts the closure's assets checked on the CDN (each on
+	// every base): fewer than Assets when the closure adds more than Max
+	// (closure-too-large: the references alone were checked) or the CDN
+	// check could not start.
+	Checked int `json:"checked"`
+	// Max bounds the assets the closure adds to the references
+	// (Config.MaxClosure).
+	Max int `json:"max"`
 }
 
 // Action is one thing done (or, in a dry run, not done) about a decision.

@@ -12,7 +12,12 @@
 // trusted state of package manifest/trusted, which refuses rollbacks and
 // records what was admitted), asks a running.Source what runs, probes the
 // instance's pages (package probe), and checks the served assets against
-// the manifest and the CDN (verify/cdn), all under one deadline. It holds
+// the manifest and the CDN (Config.CDN, verify/cdn through cdngate), all
+// under one deadline. On the CDN it checks their closure: every asset they
+// load, directly or not, by the manifest's asset graph (manifest.File.Loads),
+// bounded by Config.MaxClosure; an asset a page references on the
+// instance's own origin is checked on the instance too, where a browser
+// fetches it. It holds
 // no state of its own between calls (the guard does), so the fleet agent
 // calls it on a timer. [Match] is the image rule on its own
 // (manifest.Image.Identify's). The sub-packages: running (Docker, ECS, file and given

@@ -35,6 +35,8 @@ func TestDecisionJSON(t *testing.T) {
 	d.Served = []string{"js/app.1111.js", "js/app.9999.js"}
 	d.ServedFingerprint = dg("f")
 	d.CDNChecked = 2
+	d.Closure = &admission.Closure{Graph: true, Referenced: 1, Assets: 4, Checked: 4, Max: admission.DefaultMaxClosure}
+	d.InstanceChecked = 1
 	d.Add(admission.Finding{Kind: admission.KindImageDigestMismatch, Subject: "image web", Got: stranger.String(), Want: index.String(), Message: "docker:web runs " + stranger.String()})
 	d.Add(admission.Finding{Kind: admission.KindAssetNotInManifest, Subject: "js/app.9999.js", Message: "not in the manifest"})
 	d.Add(admission.Finding{Kind: admission.KindAssetMissingOnCDN, Subject: "js/app.9999.js", Got: "404 Not Found", Want: "200", Message: "missing on the CDN"})

@@ -77,8 +77,18 @@ func (d *Decision) writeText(w io.Writer) error {
 	if len(d.Served) > 0 {
 		fmt.Fprintf(&b, "  served    %d assets, fingerprint %s\n", len(d.Served), d.ServedFingerprint)
 	}
+	if cl := d.Closure; cl != nil && cl.Referenced > 0 {
+		if cl.Graph {
+			fmt.Fprintf(&b, "  closure   %d assets: %d referenced, %d loaded by them; %d checked on the CDN\n", cl.Assets, cl.Referenced, cl.Assets-cl.Referenced, cl.Checked)
+		} else {
+			fmt.Fprintf(&b, "  closure   %d assets: the references only (the manifest records no asset graph); %d checked on the CDN\n", cl.Assets, cl.Checked)
+		}
+	}
 	if d.CDNChecked > 0 {
 		fmt.Fprintf(&b, "  cdn       %d checks\n", d.CDNChecked)
+	}
+	if d.InstanceChecked > 0 {
+		fmt.Fprintf(&b, "  instance  %d checks of the assets it serves itself\n", d.InstanceChecked)
 	}
 	for _, f := range d.Findings {
 		fmt.Fprintf(&b, "  %-6s %s", f.Severity, f.Kind)

@@ -22,11 +22,14 @@ func renderedDecisions() []admission.Decision {
 	admitted := admission.Decision{At: at, Platform: "linux/amd64", Image: "web", Release: "store-web", Generation: 7, ManifestDigest: dg("a"),
 		ManifestCachedAt: at.Add(-time.Hour), Unsigned: true, DryRun: true, Running: obs, RunningDigest: index, Match: "index",
 		ImageSignature: admission.SignaturesEmbedded, Served: []string{"js/app.1111.js"}, ServedFingerprint: dg("f"), CDNChecked: 3,
+		Closure: &admission.Closure{Graph: true, Referenced: 1, Assets: 3, Checked: 3, Max: admission.DefaultMaxClosure}, InstanceChecked: 2,
 		Requests: 12, Duration: 1234567 * time.Microsecond, Waited: 800 * time.Millisecond}
 	admitted.Add(admission.Finding{Kind: admission.KindTLSExpiring, Severity: admission.Warn, Subject: "cdn.example:443", Message: "expires in 5 days"})
 
 	refused := admission.Decision{At: at, Platform: "linux/amd64", Image: "web", Release: "store-web", Generation: 7, ManifestDigest: dg("a"),
 		Running: &running.Observation{Source: "docker:web"}, RunningDigest: stranger, ImageSignature: admission.SignaturesRegistry,
+		Served: []string{"js/app.9999.js"}, ServedFingerprint: dg("e"), CDNChecked: 1,
+		Closure:  &admission.Closure{Referenced: 1, Assets: 1, Checked: 1, Max: admission.DefaultMaxClosure},
 		Requests: 54, Duration: 28 * time.Millisecond}
 	refused.Add(admission.Finding{Kind: admission.KindImageDigestMismatch, Subject: "image web", Got: stranger.String(), Want: index.String(), Message: "docker:web runs " + stranger.String()})
 	refused.Add(admission.Finding{Kind: admission.KindAssetMissingOnCDN, Subject: "js/app.9999.js", Message: "missing on the CDN"})

@@ -10,8 +10,9 @@ import (
 )
 
 // served maps the probed pages to asset IDs and checks them against the
-// manifest; it returns the served IDs.
-func (c *checker) served(m *manifest.Manifest, pages []*probe.Page, errs []error) []string {
+// manifest; it returns the mapping (the served IDs, those on the
+// instance's own origin).
+func (c *checker) served(m *manifest.Manifest, pages []*probe.Page, errs []error) probe.Mapped {
 	cfg := c.cfg
 	var ok []*probe.Page
 	for i, err := range errs {
@@ -22,7 +23,7 @@ func (c *checker) served(m *manifest.Manifest, pages []*probe.Page, errs []error
 		ok = append(ok, pages[i])
 	}
 	if m == nil || len(cfg.Probes) == 0 {
-		return nil
+		return probe.Mapped{}
 	}
 	if !cfg.AssetFreePages {
 		for _, p := range ok {
@@ -54,7 +55,7 @@ func (c *checker) served(m *manifest.Manifest, pages []*probe.Page, errs []error
 		d.Served, d.Foreign = mapped.IDs, mapped.Foreign
 		d.ServedFingerprint = manifest.Fingerprint(files)
 	})
-	return mapped.IDs
+	return mapped
 }
 
 // hostAllowed reports whether the URL's host is one of allow: "host",

@@ -4,9 +4,11 @@
 # p50 and p99 over RUNS checks, and the requests sent per check, through
 # the lockstep binary (process start included) against the same check in
 # process (admission.Check, the anchor), in ROUNDS interleaved rounds.
-# Needs nginx (scripts/install-deps.sh installs it).
+# Needs nginx (scripts/install-deps.sh installs it). BEFORE=BIN also runs
+# BIN's admit each round (role `before`): a change's before/after in the
+# same interleaved run.
 #
-#   bench/admit.sh            ROUNDS=5 RUNS=100
+#   bench/admit.sh            ROUNDS=5 RUNS=100 BEFORE=
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -18,15 +20,16 @@ LOCKSTEP_BIN=$(lockstep_bin "$tmp")
 export LOCKSTEP_BIN
 go test -c -o "$tmp/admission.test" ./admission/
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-# one VARIANT ROLE: one round of RUNS checks; the p50 as a sample line, the
+# one VARIANT ROLE [BIN]: one round of RUNS checks; the p50 as a sample line, the
 # whole figure as a comment.
 one() {
-	"$tmp/admission.test" -test.run '^$' -test.bench "^BenchmarkAdmit\$/^$1\$" -test.benchtime "${RUNS}x" -test.count 1 |
+	LOCKSTEP_BIN=${3:-$LOCKSTEP_BIN} "$tmp/admission.test" -test.run '^$' -test.bench "^BenchmarkAdmit\$/^$1\$" -test.benchtime "${RUNS}x" -test.count 1 |
 		awk -v role="$2" -v runs="$RUNS" '/^Benchmark/ {
 			printf "# %-28s p50 %8s ms   p99 %8s ms   %s requests/check\n", $1, $5, $7, $9
 			printf "bench admit %s %s ms %s, p50 of %d checks\n", role, $5, $1, runs }'
 }
 for _ in $(seq "$ROUNDS"); do
 	one cli lockstep
+	[ -z "${BEFORE:-}" ] || one cli before "$BEFORE"
 	one in-process anchor
 done

@@ -18,12 +18,20 @@
 #	pin-empty  lockstep pin into an empty cache      a loop of crane digest
 #	hash       lockstep record, 1 GiB, 20,000 files  sha256sum (one process)
 #	graph-js   the asset graph's JavaScript parser   the same package's lexer alone
+#	closure    admit's closure, 10,000 assets        the same check, --all-assets (bench/closure.sh)
+#	fleet-N    lockstep fleet check, N agents        the same GETs, bodies discarded (fleetsim -fetch)
+#	fleet-N-rss  its peak RSS                        the floor's peak RSS
+#	webhook-p99  webhook p99, Pod review, TLS        GET /healthz p99 at the same rate
+#	storm-outage  requests in a CDN outage           the fault-free run's (1,000 checkers)
+#	storm-outage-nobreaker  the same, breakers off   the fault-free run's
+#	storm-recovery  busiest second after recovery    the fault-free steady rate
 #
 # The scripts it runs (bench/start.sh, admit.sh, parse.sh, provenance.sh,
-# cdn.sh, pin.sh, hash.sh, graph.sh) each print one `bench` line per run (bench/lib.sh); their own
+# closure.sh, cdn.sh, pin.sh, hash.sh, graph.sh, fleet.sh, webhook.sh, storm.sh)
+# each print one `bench` line per run (bench/lib.sh); their own
 # tables go to OUT/NAME.log. lockstep is built once for all of them.
 #
-#   bench/run.sh              ROUNDS=5 CDN_SIZES="1000 10000 100000" OUT=a new directory
+#   bench/run.sh              ROUNDS=5 CDN_SIZES="1000 10000 100000" FLEET_SIZE=100000 OUT=a new directory
 #   QUICK=1 bench/run.sh      each benchmark once on small inputs: checks that
 #                             the runner works end to end, measures nothing
 set -euo pipefail
@@ -33,6 +41,7 @@ ROUNDS=${ROUNDS:-5}
 CDN_SIZES=${CDN_SIZES:-1000 10000 100000}
 PIN_TAGS=100 ADMIT_RUNS=100 STARTS=20 BENCHTIME=1s
 HASH_FILES=20000 HASH_BYTES=1073741824 HASH_DIR=/tmp/lockstep-bench-hash
+FLEET_SIZE=${FLEET_SIZE:-100000} FLEET_PORTS=1000 WEBHOOK_DURATION=10s
 OUT=${OUT:-$(mktemp -d /tmp/lockstep-bench-run.XXXXXX)}
 mkdir -p "$OUT"
 tmp=$(mktemp -d)
@@ -40,6 +49,7 @@ trap 'rm -rf "$tmp"' EXIT
 if [ "$QUICK" = 1 ]; then
 	ROUNDS=1 CDN_SIZES=200 PIN_TAGS=3 ADMIT_RUNS=2 STARTS=2 BENCHTIME=2x
 	HASH_FILES=50 HASH_BYTES=1048576 HASH_DIR=$tmp/tree
+	FLEET_SIZE=2000 FLEET_PORTS=100
 fi
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 load_start=$(load) started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -62,16 +72,39 @@ run() { # LOG SCRIPT ARGS...: runs a bench script, keeps its bench lines
 }
 ROUNDS=$ROUNDS STARTS=$STARTS run start bench/start.sh
 ROUNDS=$ROUNDS RUNS=$ADMIT_RUNS run admit bench/admit.sh
+if [ "$QUICK" = 1 ]; then CLOSURE_RUNS=2 CLOSURE_ASSETS=500; else CLOSURE_RUNS=20 CLOSURE_ASSETS=10000; fi
+ROUNDS=$ROUNDS RUNS=$CLOSURE_RUNS ASSETS=$CLOSURE_ASSETS run closure bench/closure.sh
 ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run parse bench/parse.sh
 ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run provenance bench/provenance.sh
 for n in $CDN_SIZES; do RUNS=$ROUNDS QUICK=$QUICK H1TLS=0 run "cdn-$n" bench/cdn.sh "$n"; done
 run pin bench/pin.sh "$PIN_TAGS" "$ROUNDS"
 RUNS=$ROUNDS FILES=$HASH_FILES BYTES=$HASH_BYTES run hash bench/hash.sh "$HASH_DIR"
 ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run graph bench/graph.sh
+RUNS=$ROUNDS PORTS=$FLEET_PORTS run fleet bench/fleet.sh "$FLEET_SIZE"
+ROUNDS=$ROUNDS QUICK=$QUICK run webhook bench/webhook.sh
+ROUNDS=$ROUNDS QUICK=$QUICK run storm bench/storm.sh
 
+# Where perf is installed, bench/perf.sh profiles version, admit and record
+# (OUT/profile-NAME.log: the profile table of docs/benchmarks.md); a
+# profile that fails is reported, not fatal.
+profiles=
+if command -v perf >/dev/null; then
+	profile_runs=40
+	[ "$QUICK" = 1 ] && profile_runs=2
+	for w in version admit record; do
+		echo "== bench/perf.sh $w" >&2
+		if RUNS=$profile_runs FILES=$((HASH_FILES / 10)) BYTES=$((HASH_BYTES / 16)) bench/perf.sh "$w" >"$OUT/profile-$w.log" 2>&1; then
+			profiles="$profiles $OUT/profile-$w.log"
+		else
+			echo "bench/run.sh: bench/perf.sh $w failed (not fatal):" >&2
+			tail -5 "$OUT/profile-$w.log" >&2
+		fi
+	done
+fi
 echo "# bench/run.sh, $started to $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(uname -m), $ROUNDS rounds$([ "$QUICK" = 1 ] && echo ', QUICK=1: not a measurement')"
 echo "# load average at the start: $load_start; at the end: $(load)"
 echo "# logs: $OUT"
+[ -z "$profiles" ] || echo "# profiles:$profiles"
 awk '
 	function median(a, n,   i, j, t) {
 		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }

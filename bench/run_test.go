@@ -16,9 +16,9 @@ import (
 // both sides and a ratio.
 func TestRunQuick(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs every bench script (about 20 s)")
+		t.Skip("runs every bench script (about a minute)")
 	}
-	for _, bin := range []string{"nginx", "docker-registry", "curl", "python3", "bc"} {
+	for _, bin := range []string{"nginx", "docker-registry", "curl", "python3", "bc", "openssl", "hey"} {
 		testenv.Require(t, bin)
 	}
 	testenv.Require(t, "time", "/usr/bin/time")
@@ -43,7 +43,8 @@ func TestRunQuick(t *testing.T) {
 		}
 		rows[cells[1]] = cells[1:9]
 	}
-	for _, name := range []string{"start", "admit", "parse", "provenance", "cdn-200", "cdn-h2-200", "pin-warm", "pin-cold", "pin-empty", "hash", "graph-js"} {
+	for _, name := range []string{"start", "admit", "closure", "parse", "provenance", "cdn-200", "cdn-h2-200", "pin-warm", "pin-cold", "pin-empty", "hash", "graph-js",
+		"fleet-2000", "fleet-2000-rss", "webhook-p99", "storm-outage", "storm-outage-nobreaker", "storm-recovery"} {
 		row, ok := rows[name]
 		if !ok {
 			t.Errorf("no row %q in bench/run.sh's table:\n%s", name, out)

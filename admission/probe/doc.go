@@ -7,9 +7,14 @@
 // imagesrcset) where rel is stylesheet, preload, modulepreload, prefetch,
 // icon, shortcut, apple-touch-icon, apple-touch-icon-precomposed,
 // mask-icon or manifest (but not a preload as=fetch or as=document: data,
-// not assets); img and source src and srcset; video src and poster;
+// not assets); script data-src (the legacy entry of @vitejs/plugin-legacy,
+// <script nomodule id="vite-legacy-entry" data-src="…">, which its inline
+// code loads); img and source src and srcset, and data-src and
+// data-srcset (what lazy-loading scripts move into them); video src and poster;
 // audio, track, embed, iframe and frame src; input type=image src; object
-// data; body, table, td and th background; html manifest; meta refresh;
+// data; body, table, td and th background; html manifest; meta refresh,
+// and the content of meta msapplication-TileImage and msapplication-config
+// (which favicon plugins emit);
 // the addresses of an import map (<script type=importmap>); in SVG, href
 // and xlink:href on every element but <a> (script, image, use, feImage,
 // paint servers) and url() in presentation attributes (fill, stroke,
@@ -34,18 +39,25 @@
 //
 //	["js/app.1a2b.js", "https://cdn.example.com/css/site.css"]
 //	{"assets": ["js/app.1a2b.js", ...]}
-//	{"src/main.ts": {"file": "assets/main.1a2b.js", "css": ["assets/main.3c4d.css"], "assets": ["assets/logo.svg"]}}
 //
-// (the last is Vite's build manifest). In a JSON list a bare relative
-// string is an asset ID as it is; an absolute URL or an absolute path is
-// mapped like an HTML reference.
+// or a bundler's list in a shape `lockstep record` reads (the same parser,
+// manifest/assets.ListEntries): Vite's build manifest (.vite/manifest.json,
+// every chunk's file, css and assets), webpack-manifest-plugin's and
+// webpack-assets-manifest's maps, create-react-app's asset-manifest.json,
+// assets-webpack-plugin's map. In a JSON list a bare relative string is an
+// asset ID as it is; an absolute URL or an absolute path is mapped like an
+// HTML reference. JSON in no shape of these (or not JSON at all, though
+// served as JSON) is a *RefusalError (ReasonJSON): the instance answered,
+// with something the gate can name as wrong.
 //
 // Mapping a reference (see [Map]): it is resolved against the page (or its
 // <base>), its query and fragment dropped. Under a CDN base it is the path
 // relative to that base (the longest base wins). On the page's own origin
 // it is the path with the path of a CDN base stripped when it starts with
 // one, else without its leading slash: an app that serves its assets
-// itself is held to the manifest too. A reference to any other host is
+// itself is held to the manifest too, and [Mapped].Local lists such
+// references with the base on the instance they are under (the gate checks
+// them there as well). A reference to any other host is
 // foreign: it cannot be checked against the manifest or the CDN, and is
 // returned apart, never silently dropped (the admission check refuses it
 // unless the host is allowed: a page that pulls a script from an unknown

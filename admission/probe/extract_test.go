@@ -28,6 +28,18 @@ func TestExtract(t *testing.T) {
 		{"svg fragments are the document", `<svg><use href="#a"/><rect fill="url(#g)"/><image href="i.png"/></svg>`, []string{"i.png"}},
 		{"first base wins, wherever it is", `<img src="x.png"><base href="/sub/"><base href="/other/">`, []string{"sub/x.png"}},
 		{"script text is not read", `<script>new Image().src = "no.png"</script><script src="s.js"></script>`, []string{"s.js"}},
+		{"vite legacy entry and polyfill", `<script type="module" crossorigin src="/assets/index-D1.js"></script><link rel="modulepreload" crossorigin href="/assets/vendor-E2.js">` +
+			`<script nomodule>!function(){var e=document,t=e.createElement("script");}();</script>` +
+			`<script nomodule crossorigin id="vite-legacy-polyfill" src="/assets/polyfills-legacy-F3.js"></script>` +
+			`<script nomodule crossorigin id="vite-legacy-entry" data-src="/assets/index-legacy-G4.js">System.import(document.getElementById('vite-legacy-entry').getAttribute('data-src'))</script>`,
+			[]string{"assets/index-D1.js", "assets/vendor-E2.js", "assets/polyfills-legacy-F3.js", "assets/index-legacy-G4.js"}},
+		{"html-webpack-plugin's links", `<link rel="icon" href="/favicon.ico"><link rel="preload" as="font" type="font/woff2" crossorigin href="/static/media/a.1b.woff2">` +
+			`<link rel="prefetch" as="script" href="/static/js/lazy.2c.js"><link rel="manifest" href="/manifest.webmanifest"><link href="/static/css/main.3d.css" rel="stylesheet"><script defer="defer" src="/static/js/main.4e.js"></script>`,
+			[]string{"favicon.ico", "static/media/a.1b.woff2", "static/js/lazy.2c.js", "manifest.webmanifest", "static/css/main.3d.css", "static/js/main.4e.js"}},
+		{"lazy-loaded images", `<img class="lazyload" src="data:image/gif;base64,R0lGOD" data-src="l1.png" data-srcset="l2.png 2x, l3.png 3x"><picture><source data-srcset="l4.webp"></picture>`,
+			[]string{"data:image/gif;base64,R0lGOD", "l1.png", "l2.png", "l3.png", "l4.webp"}},
+		{"windows tile meta", `<meta name="msapplication-TileImage" content="/mstile-144.png"><meta name="msapplication-config" content="/browserconfig.xml"><meta name="msapplication-config" content="none"><meta name="og:image" content="/og.png">`,
+			[]string{"mstile-144.png", "browserconfig.xml"}},
 		{"importmap scopes", `<script type=importmap>{"imports":{"a":"a.js"},"scopes":{"/s/":{"b":"b.js"}}}</script>`, []string{"a.js", "b.js"}},
 	}
 	page, _ := url.Parse("http://127.0.0.1:8080/")

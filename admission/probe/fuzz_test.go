@@ -26,9 +26,11 @@ type oracleRule struct {
 }
 
 var oracleRules = []oracleRule{
-	{"", "script", "", "src", "url"},
+	{"", "script", "", "src", "url"}, {"", "script", "", "data-src", "url"},
 	{"", "img", "", "src", "url"}, {"", "img", "", "srcset", "srcset"},
+	{"", "img", "", "data-src", "url"}, {"", "img", "", "data-srcset", "srcset"},
 	{"", "source", "", "src", "url"}, {"", "source", "", "srcset", "srcset"},
+	{"", "source", "", "data-src", "url"}, {"", "source", "", "data-srcset", "srcset"},
 	{"", "video", "", "src", "url"}, {"", "video", "", "poster", "url"},
 	{"", "audio", "", "src", "url"}, {"", "track", "", "src", "url"},
 	{"", "iframe", "", "src", "url"}, {"", "frame", "", "src", "url"}, {"", "embed", "", "src", "url"},
@@ -261,10 +263,13 @@ func FuzzExtract(f *testing.F) {
 		`<script type=importmap>{"imports":{"a":"/a.js"}}</script><input type=image src=go.png>`,
 		`<iframe srcdoc="<img src=x.png>"></iframe><noscript><img src=n.png></noscript><template><img src=t.png></template>`,
 		`<meta http-equiv=refresh content="0;url=/next"><video poster=p.jpg><source src=v.webm><track src=t.vtt></video>`,
+		`<script nomodule id="vite-legacy-entry" data-src="/assets/index-legacy-1a.js">System.import(x)</script><img data-src=l.png data-srcset="l2.png 2x">`,
 	} {
 		f.Add("text/html", seed)
 	}
 	f.Add("application/json", `{"assets":["a"]}`)
+	f.Add("application/json", `{"index.html":{"file":"assets/a.js","imports":["_b.js"]},"_b.js":{"file":"assets/b.js"}}`)
+	f.Add("application/json", `{"main.js":"/static/js/main.1a.js","entrypoints":{"main":{"assets":{"js":[{"src":"x.js"}]}}}}`)
 	u, _ := url.Parse("http://127.0.0.1:8080/app/")
 	f.Fuzz(func(t *testing.T, ct, body string) {
 		p, err := probe.Parse(u, ct, []byte(body))

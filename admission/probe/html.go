@@ -22,6 +22,10 @@ var assetRels = map[string]bool{
 	"mask-icon": true, "manifest": true,
 }
 
+// metaURLs are the names of the meta elements whose content is a URL a
+// browser loads.
+var metaURLs = map[string]bool{"msapplication-tileimage": true, "msapplication-config": true}
+
 // svgURLAttrs are the SVG presentation attributes whose value may hold a
 // CSS url() of another document.
 var svgURLAttrs = []string{"fill", "stroke", "filter", "mask", "clip-path", "marker-start", "marker-mid", "marker-end", "cursor"}
@@ -167,6 +171,10 @@ func (x *extractor) element(n *html.Node, nesting int) {
 	switch n.DataAtom {
 	case atom.Script:
 		x.addAttr(n, "", "src", "script src")
+		// @vitejs/plugin-legacy's entry: <script nomodule
+		// id="vite-legacy-entry" data-src="…">System.import(…)</script>,
+		// which the inline code loads in a browser without modules.
+		x.addAttr(n, "", "data-src", "script data-src")
 		if t, _ := attr(n, "", "type"); strings.EqualFold(strings.TrimSpace(t), "importmap") {
 			x.importMap(text(n))
 		}
@@ -194,6 +202,10 @@ func (x *extractor) element(n *html.Node, nesting int) {
 	case atom.Img, atom.Source:
 		x.addAttr(n, "", "src", name+" src")
 		x.addSrcset(n, "srcset", name+" srcset")
+		// What lazy-loading scripts (lazysizes, vanilla-lazyload, lozad)
+		// move into src and srcset when the image nears the viewport.
+		x.addAttr(n, "", "data-src", name+" data-src")
+		x.addSrcset(n, "data-srcset", name+" data-srcset")
 	case atom.Video:
 		x.addAttr(n, "", "src", "video src")
 		x.addAttr(n, "", "poster", "video poster")
@@ -220,6 +232,13 @@ func (x *extractor) element(n *html.Node, nesting int) {
 				if u := refreshURL(c); u != "" {
 					x.add("meta refresh", u)
 				}
+			}
+		}
+		// The Windows tile icon and its browserconfig.xml, which favicon
+		// plugins (favicons-webpack-plugin, vite-plugin-favicons) emit.
+		if m, _ := attr(n, "", "name"); metaURLs[strings.ToLower(strings.TrimSpace(m))] {
+			if c, _ := attr(n, "", "content"); !strings.EqualFold(strings.TrimSpace(c), "none") {
+				x.add("meta "+strings.ToLower(strings.TrimSpace(m)), c)
 			}
 		}
 	case atom.Style:

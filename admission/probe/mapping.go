@@ -13,6 +13,21 @@ type Mapped struct {
 	// Foreign are references to hosts that are neither a CDN base nor the
 	// page's own origin, sorted, each once.
 	Foreign []string `json:"foreign,omitempty"`
+	// Local are the references to the page's own origin (an app that
+	// serves assets itself), where a browser fetches them: on the
+	// instance. Sorted by base, then ID, each once.
+	Local []Local `json:"local,omitempty"`
+}
+
+// Local is an asset a page references on its own origin.
+type Local struct {
+	// ID is the asset ID (also in Mapped.IDs).
+	ID string `json:"id"`
+	// Base is the URL on the instance that ID is relative to: the page's
+	// origin and the path before the ID (the path of a CDN base the
+	// reference starts with, else "/"), so that Base + ID is the URL
+	// fetched (without its query).
+	Base string `json:"base"`
 }
 
 // Map maps the references of pages to asset IDs under the CDN bases (see
@@ -31,7 +46,7 @@ func Map(pages []*Page, cdn []string) Mapped {
 	}
 	// The longest base path first, so that the most specific base wins.
 	sort.SliceStable(bases, func(i, j int) bool { return len(bases[i].path) > len(bases[j].path) })
-	ids, foreign := map[string]bool{}, map[string]bool{}
+	ids, foreign, local := map[string]bool{}, map[string]bool{}, map[Local]bool{}
 	for _, p := range pages {
 		pu, _ := url.Parse(p.URL)
 		for _, r := range p.References {
@@ -57,8 +72,9 @@ func Map(pages []*Page, cdn []string) Mapped {
 					break
 				}
 			}
+			onOrigin := false
 			if !ok && pu != nil && scheme == strings.ToLower(pu.Scheme) && hostPort(u) == hostPort(pu) {
-				id, ok = strings.TrimPrefix(u.Path, "/"), true
+				id, ok, onOrigin = strings.TrimPrefix(u.Path, "/"), true, true
 				for _, b := range bases {
 					if b.path != "/" && strings.HasPrefix(u.Path, b.path) {
 						id = strings.TrimPrefix(u.Path, b.path)
@@ -72,10 +88,27 @@ func Map(pages []*Page, cdn []string) Mapped {
 				foreign[u.String()] = true
 			case id != "":
 				ids[id] = true
+				if onOrigin {
+					base := url.URL{Scheme: u.Scheme, Host: u.Host, Path: strings.TrimSuffix(u.Path, id)}
+					local[Local{ID: id, Base: base.String()}] = true
+				}
 			}
 		}
 	}
-	return Mapped{IDs: sorted(ids), Foreign: sorted(foreign)}
+	locals := make([]Local, 0, len(local))
+	for l := range local {
+		locals = append(locals, l)
+	}
+	sort.Slice(locals, func(i, j int) bool {
+		if locals[i].Base != locals[j].Base {
+			return locals[i].Base < locals[j].Base
+		}
+		return locals[i].ID < locals[j].ID
+	})
+	if len(locals) == 0 {
+		locals = nil
+	}
+	return Mapped{IDs: sorted(ids), Foreign: sorted(foreign), Local: locals}
 }
 
 // hostPort is the lower-case host with the scheme's default port made

@@ -12,13 +12,12 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"slices"
-	"sort"
 	"strings"
 
 	"golang.org/x/net/html"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
+	"github.com/lockstep-dev/lockstep/manifest/assets"
 	"github.com/lockstep-dev/lockstep/verdict"
 )
 
@@ -70,11 +69,15 @@ const (
 	ReasonContentEncoding = "content-encoding"
 	ReasonContentType     = "content-type"
 	ReasonTooManySheets   = "stylesheets"
+	// ReasonJSON: a JSON answer that is no asset list in a shape the
+	// probe reads (or not JSON at all, though served as JSON).
+	ReasonJSON = "json"
 )
 
 // RefusalError reports a probe that can prove nothing: a redirect off the
 // probed origin, a body in a Content-Encoding the probe cannot decode, a
-// content type it cannot read, or more stylesheets than it reads. It is a
+// content type it cannot read, a JSON answer in no shape it reads, or more
+// stylesheets than it reads. It is a
 // refusal (the instance serves something the gate cannot check), not an
 // unavailable dependency.
 type RefusalError struct {
@@ -92,7 +95,7 @@ func (e *RefusalError) Unwrap() error { return e.Err }
 // fetched, answers with a status other than 200, or is over MaxSize is an
 // *verdict.UnavailableError (the app is not serving); a redirect to another
 // origin, an undecodable Content-Encoding or an unreadable content type
-// is a *RefusalError; a JSON body in no accepted shape is another error.
+// is a *RefusalError, and so is a JSON body in no accepted shape.
 func Fetch(ctx context.Context, rawURL string, opt Options) (*Page, error) {
 	if opt.Client == nil {
 		opt.Client = transport.New(transport.DefaultPolicy())
@@ -214,7 +217,7 @@ func stylesheets(ctx context.Context, p *Page, page *url.URL, opt Options) error
 
 // Parse finds the references of a page fetched from page. A content type
 // the probe cannot read (neither HTML nor JSON, or a charset that is not
-// ASCII-compatible) is a *RefusalError.
+// ASCII-compatible) and JSON in no shape it reads are a *RefusalError.
 func Parse(page *url.URL, contentType string, body []byte) (*Page, error) {
 	p := &Page{URL: page.String()}
 	kind, err := readable(contentType, body)
@@ -225,7 +228,7 @@ func Parse(page *url.URL, contentType string, body []byte) (*Page, error) {
 	if kind == "json" {
 		refs, err := parseJSON(page, body)
 		if err != nil {
-			return nil, fmt.Errorf("probe %s: %w", page, err)
+			return nil, &RefusalError{URL: p.URL, Reason: ReasonJSON, Err: err}
 		}
 		p.References = refs
 		return p, nil
@@ -296,7 +299,10 @@ func readableCSS(u *url.URL, contentType string, body []byte) error {
 	return &RefusalError{URL: u.String(), Reason: ReasonContentType, Err: err}
 }
 
-// parseJSON reads an asset list in one of the documented shapes.
+// parseJSON reads an asset list in one of the documented shapes: a list
+// of strings, {"assets": [...]}, or a bundler's list in a shape that
+// manifest/assets reads for record (Vite's build manifest, the webpack
+// manifest plugins'), through assets.ListEntries.
 func parseJSON(page *url.URL, body []byte) ([]Reference, error) {
 	var refs []Reference
 	seen := map[string]bool{}
@@ -327,7 +333,7 @@ func parseJSON(page *url.URL, body []byte) ([]Reference, error) {
 	if err := json.Unmarshal(body, &obj); err != nil {
 		return nil, fmt.Errorf("JSON is neither a list of strings nor an object: %w", err)
 	}
-	if raw, ok := obj["assets"]; ok {
+	if raw, ok := obj["assets"]; ok && !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
 		if err := json.Unmarshal(raw, &list); err != nil {
 			return nil, fmt.Errorf(`"assets" is not a list of strings: %w`, err)
 		}
@@ -336,24 +342,12 @@ func parseJSON(page *url.URL, body []byte) ([]Reference, error) {
 		}
 		return refs, nil
 	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
+	format, entries, err := assets.ListEntries(body)
+	if err != nil {
+		return nil, fmt.Errorf(`JSON object is neither {"assets": [...]} nor a bundler's asset list: %w`, err)
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		var chunk struct {
-			File   string   `json:"file"`
-			CSS    []string `json:"css"`
-			Assets []string `json:"assets"`
-		}
-		if err := json.Unmarshal(obj[k], &chunk); err != nil || chunk.File == "" {
-			return nil, fmt.Errorf(`JSON object has no "assets" list and %q is not a build-manifest chunk with a "file"`, k)
-		}
-		add("json file", chunk.File)
-		for _, s := range slices.Concat(chunk.CSS, chunk.Assets) {
-			add("json file", s)
-		}
+	for _, e := range entries {
+		add("json "+format, e)
 	}
 	return refs, nil
 }

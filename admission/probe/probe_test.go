@@ -2,6 +2,7 @@ package probe_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -108,9 +109,23 @@ func TestMapJSON(t *testing.T) {
 		{name: "assets object", contentType: "application/json", body: `{"assets": ["a.js", "b.css"]}`, ids: []string{"a.js", "b.css"}},
 		{name: "vite manifest", contentType: "application/json", body: `{"src/main.ts": {"file": "assets/main.1a.js", "css": ["assets/main.2b.css"], "assets": ["assets/logo.3c.svg"], "isEntry": true}, "src/lazy.ts": {"file": "assets/lazy.4d.js"}}`,
 			ids: []string{"assets/lazy.4d.js", "assets/logo.3c.svg", "assets/main.1a.js", "assets/main.2b.css"}},
+		{name: "vite legacy manifest", contentType: "application/json", body: `{"index.html": {"file": "assets/index-B1.js", "imports": ["_vendor-C2.js"], "dynamicImports": ["src/lazy.ts"], "isEntry": true},
+		  "_vendor-C2.js": {"file": "assets/vendor-C2.js"}, "src/lazy.ts": {"file": "assets/lazy-D3.js", "isDynamicEntry": true},
+		  "vite/legacy-polyfills-legacy": {"file": "assets/polyfills-legacy-E4.js", "isEntry": true}, "index-legacy.html": {"file": "assets/index-legacy-F5.js", "isEntry": true}}`,
+			ids: []string{"assets/index-B1.js", "assets/index-legacy-F5.js", "assets/lazy-D3.js", "assets/polyfills-legacy-E4.js", "assets/vendor-C2.js"}},
+		{name: "webpack-manifest-plugin", contentType: "application/json", body: `{"main.js": "/static/js/main.1a.js", "main.css": "/static/css/main.2b.css", "index.html": "/index.html", "cdn.js": "https://cdn.example.com/static/js/c.3c.js"}`,
+			ids: []string{"css/main.2b.css", "index.html", "js/c.3c.js", "js/main.1a.js"}},
+		{name: "webpack-assets-manifest with entrypoints", contentType: "application/json", body: `{"main.js": {"src": "/static/js/main.1a.js", "integrity": "sha256-x"}, "entrypoints": {"main": {"assets": {"js": [{"src": "/static/js/vendor.4d.js"}]}}}}`,
+			ids: []string{"js/main.1a.js", "js/vendor.4d.js"}},
+		{name: "create-react-app asset-manifest", contentType: "application/json", body: `{"files": {"main.js": "/static/js/main.1a.js", "main.js.map": "/static/js/main.1a.js.map"}, "entrypoints": ["static/js/main.1a.js"]}`,
+			ids: []string{"js/main.1a.js", "js/main.1a.js.map", "static/js/main.1a.js"}},
+		{name: "a bundler list naming another host", contentType: "application/json", body: `{"main.js": "https://x.example/main.js"}`, foreign: []string{"https://x.example/main.js"}},
 		{name: "not a list of strings", contentType: "application/json", body: `[1, 2]`, wantErr: true},
 		{name: "assets not strings", contentType: "application/json", body: `{"assets": [{"path": "a.js"}]}`, wantErr: true},
 		{name: "unknown object", contentType: "application/json", body: `{"version": 3}`, wantErr: true},
+		{name: "vite import of a chunk it lacks", contentType: "application/json", body: `{"index.html": {"file": "assets/a.js", "imports": ["_gone.js"]}}`, wantErr: true},
+		{name: "an empty entry", contentType: "application/json", body: `{"main.js": ""}`, wantErr: true},
+		{name: "empty object", contentType: "application/json", body: `{}`, wantErr: true},
 		{name: "malformed", contentType: "application/json", body: `["a.js"`, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -118,8 +133,11 @@ func TestMapJSON(t *testing.T) {
 			u, _ := url.Parse("http://127.0.0.1:8080/assets.json")
 			p, err := probe.Parse(u, tt.contentType, []byte(tt.body))
 			if tt.wantErr {
-				if err == nil {
-					t.Fatalf("Parse(%s) = %+v, want an error", tt.body, p)
+				// The instance answered with something the gate can name
+				// as wrong: a refusal, never "unavailable".
+				var re *probe.RefusalError
+				if !errors.As(err, &re) || re.Reason != probe.ReasonJSON || verdict.IsUnavailable(err) {
+					t.Fatalf("Parse(%s) = %+v, %v; want a *RefusalError of reason %q", tt.body, p, err, probe.ReasonJSON)
 				}
 				return
 			}
@@ -167,5 +185,28 @@ func TestFetch(t *testing.T) {
 	}
 	if _, err := probe.Fetch(ctx, "http://127.0.0.1:1/", probe.Options{Client: client}); !verdict.IsUnavailable(err) {
 		t.Errorf("Fetch(closed port) = %v, want an UnavailableError", err)
+	}
+}
+
+// TestMapLocal: the references on the page's own origin are where a
+// browser fetches them, on the instance: each with the base its ID is
+// relative to.
+func TestMapLocal(t *testing.T) {
+	m := mapPage(t, "http://127.0.0.1:8080/app/", "text/html",
+		`<script src="/static/js/a.1.js?v=2"></script><script src="js/b.2.js"></script><link rel=stylesheet href="https://cdn.example.com/static/css/c.css">`+
+			`<img src="http://127.0.0.1:8080/static/img/d.png"><img src="/static/img/d.png#x">`)
+	want := []probe.Local{
+		{ID: "app/js/b.2.js", Base: "http://127.0.0.1:8080/"},
+		{ID: "img/d.png", Base: "http://127.0.0.1:8080/static/"},
+		{ID: "js/a.1.js", Base: "http://127.0.0.1:8080/static/"},
+	}
+	if !slices.Equal(m.Local, want) {
+		t.Errorf("Local = %+v, want %+v", m.Local, want)
+	}
+	if !slices.Equal(m.IDs, []string{"app/js/b.2.js", "css/c.css", "img/d.png", "js/a.1.js"}) {
+		t.Errorf("IDs = %q", m.IDs)
+	}
+	if m := mapPage(t, "http://127.0.0.1:8080/", "text/html", `<script src="https://cdn.example.com/static/a.js"></script>`); m.Local != nil {
+		t.Errorf("a page of CDN references only: Local = %+v, want none", m.Local)
 	}
 }

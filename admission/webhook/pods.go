@@ -36,37 +36,34 @@ func decodePodObject(gvk metav1.GroupVersionKind, raw []byte) (*podObject, error
 	switch gvk {
 	case metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}:
 		var o corev1.Pod
-		return decodeAs(raw, &o, &o.ObjectMeta, &o.Spec)
+		return decodeAs(raw, &o, &o.TypeMeta, &o.ObjectMeta, &o.Spec)
 	case metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}:
 		var o appsv1.Deployment
-		return decodeAs(raw, &o, &o.ObjectMeta, &o.Spec.Template.Spec)
+		return decodeAs(raw, &o, &o.TypeMeta, &o.ObjectMeta, &o.Spec.Template.Spec)
 	case metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}:
 		var o appsv1.ReplicaSet
-		return decodeAs(raw, &o, &o.ObjectMeta, &o.Spec.Template.Spec)
+		return decodeAs(raw, &o, &o.TypeMeta, &o.ObjectMeta, &o.Spec.Template.Spec)
 	case metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}:
 		var o appsv1.StatefulSet
-		return decodeAs(raw, &o, &o.ObjectMeta, &o.Spec.Template.Spec)
+		return decodeAs(raw, &o, &o.TypeMeta, &o.ObjectMeta, &o.Spec.Template.Spec)
 	case metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}:
 		var o appsv1.DaemonSet
-		return decodeAs(raw, &o, &o.ObjectMeta, &o.Spec.Template.Spec)
+		return decodeAs(raw, &o, &o.TypeMeta, &o.ObjectMeta, &o.Spec.Template.Spec)
 	case metav1.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}:
 		var o batchv1.Job
-		return decodeAs(raw, &o, &o.ObjectMeta, &o.Spec.Template.Spec)
+		return decodeAs(raw, &o, &o.TypeMeta, &o.ObjectMeta, &o.Spec.Template.Spec)
 	case metav1.GroupVersionKind{Group: "batch", Version: "v1", Kind: "CronJob"}:
 		var o batchv1.CronJob
-		return decodeAs(raw, &o, &o.ObjectMeta, &o.Spec.JobTemplate.Spec.Template.Spec)
+		return decodeAs(raw, &o, &o.TypeMeta, &o.ObjectMeta, &o.Spec.JobTemplate.Spec.Template.Spec)
 	}
 	return nil, fmt.Errorf("%w: kind %s", errNotJudged, gvkString(gvk))
 }
 
-// decodeAs decodes raw into o, whose metadata and pod spec are meta and
-// spec.
-func decodeAs(raw []byte, o any, meta *metav1.ObjectMeta, spec *corev1.PodSpec) (*podObject, error) {
+// decodeAs decodes raw into o, whose type, metadata and pod spec are tm,
+// meta and spec. The type comes from the same strict decode (o's inline
+// TypeMeta), not from a second pass over raw.
+func decodeAs(raw []byte, o any, tm *metav1.TypeMeta, meta *metav1.ObjectMeta, spec *corev1.PodSpec) (*podObject, error) {
 	if err := strictUnmarshal(raw, o); err != nil {
-		return nil, err
-	}
-	var tm metav1.TypeMeta
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &tm); err != nil {
 		return nil, err
 	}
 	kind := metav1.GroupVersionKind{Version: tm.APIVersion, Kind: tm.Kind}

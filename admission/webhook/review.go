@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -108,7 +110,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, start, http.StatusRequestEntityTooLarge, "body of %d bytes is over the %d byte limit", r.ContentLength, MaxBodySize)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodySize))
+	buf := bodies.Get().(*bytes.Buffer)
+	defer putBody(buf)
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodySize))
+	body := buf.Bytes()
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -133,6 +138,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(b)
 	h.o.Metrics.request(decision, time.Since(start))
+}
+
+// bodies holds the buffers reviews are read into (what a review decodes
+// to is copied out of it), so that a busy webhook does not allocate and
+// grow one per request.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putBody returns b to the pool, unless an unusually large review grew it.
+func putBody(b *bytes.Buffer) {
+	if b.Cap() > 256<<10 {
+		return
+	}
+	b.Reset()
+	bodies.Put(b)
 }
 
 // fail answers with an HTTP error: the API server applies the webhook's

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,16 +19,18 @@ import (
 // one Client per process (or per simulated instance) shares its retry
 // budget, per-host slots, rate limit and connections among all its callers.
 type Client struct {
-	policy  Policy
-	base    *http.Transport
-	limiter *rate.Limiter
-	hosts   hostSlots
-	budget  budget
-	logger  *slog.Logger
+	policy   Policy
+	base     *http.Transport
+	limiter  *rate.Limiter
+	hosts    hostSlots
+	budget   budget
+	breakers *breakers
+	logger   *slog.Logger
 
-	requests atomic.Int64
-	retries  atomic.Int64
-	denied   atomic.Int64
+	requests    atomic.Int64
+	retries     atomic.Int64
+	denied      atomic.Int64
+	circuitOpen atomic.Int64
 
 	// Guards (guard.go).
 	denyPrefixes []netip.Prefix
@@ -35,6 +38,11 @@ type Client struct {
 
 	mu    sync.Mutex
 	certs map[string]Certificate
+
+	// Roots loaded on the first request that may use TLS (WithRootCAs).
+	loadRoots   func() *x509.CertPool
+	rootsOnce   sync.Once
+	rootsLoaded atomic.Bool
 }
 
 // Stats counts what a Client sent.
@@ -45,6 +53,9 @@ type Stats struct {
 	Retries int64 `json:"retries"`
 	// RetriesDenied counts retries the budget refused.
 	RetriesDenied int64 `json:"retriesDenied"`
+	// CircuitOpen counts requests not sent because their host's breaker
+	// was open (a *CircuitOpenError).
+	CircuitOpen int64 `json:"circuitOpen"`
 }
 
 // Certificate is the leaf certificate an endpoint presented.
@@ -92,6 +103,16 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
+// WithRootCAs makes the client trust the roots load returns instead of the
+// system's, loaded on the first request that may use TLS (an https URL, or
+// any request sent through a proxy), not before: a process whose requests
+// are all plain http never parses a certificate. load is called at most
+// once per Client, before any TLS handshake; it replaces the RootCAs of
+// WithTLSConfig's configuration, which is copied, not modified.
+func WithRootCAs(load func() *x509.CertPool) Option {
+	return func(c *Client) { c.loadRoots = load }
+}
+
 // New returns a Client for p. Zero fields of p take DefaultPolicy's values.
 func New(p Policy, opts ...Option) *Client {
 	p = p.WithDefaults()
@@ -108,12 +129,13 @@ func New(p Policy, opts ...Option) *Client {
 		ExpectContinueTimeout: time.Second,
 	}
 	c := &Client{
-		policy: p,
-		base:   base,
-		hosts:  hostSlots{max: p.MaxConnsPerHost, slots: map[string]chan struct{}{}},
-		budget: budget{tokens: float64(p.RetryFloor), capacity: float64(p.RetryFloor), ratio: p.RetryRatio},
-		logger: slog.New(slog.DiscardHandler),
-		certs:  map[string]Certificate{},
+		policy:   p,
+		base:     base,
+		hosts:    hostSlots{max: p.MaxConnsPerHost, slots: map[string]*hostSlot{}},
+		budget:   budget{tokens: float64(p.RetryFloor), capacity: float64(p.RetryFloor), ratio: p.RetryRatio},
+		breakers: newBreakers(p),
+		logger:   slog.New(slog.DiscardHandler),
+		certs:    map[string]Certificate{},
 	}
 	if p.Rate > 0 {
 		c.limiter = rate.NewLimiter(rate.Limit(p.Rate), p.Burst)
@@ -123,7 +145,36 @@ func New(p Policy, opts ...Option) *Client {
 			o(c)
 		}
 	}
+	if c.loadRoots != nil {
+		// A copy of its own, whose RootCAs useRoots sets once.
+		if base.TLSClientConfig != nil {
+			base.TLSClientConfig = base.TLSClientConfig.Clone()
+		} else {
+			base.TLSClientConfig = &tls.Config{}
+		}
+	}
 	return c
+}
+
+// useRoots loads WithRootCAs's roots before the first request that may use
+// TLS. The configuration is still unused then: net/http reads RootCAs only
+// when it dials TLS, for a request sent after this.
+func (c *Client) useRoots(req *http.Request) {
+	if c.loadRoots == nil || c.rootsLoaded.Load() {
+		return
+	}
+	if req.URL.Scheme == "http" && c.base.Proxy == nil {
+		return
+	}
+	if req.URL.Scheme == "http" {
+		if u, err := c.base.Proxy(req); err == nil && u == nil {
+			return
+		}
+	}
+	c.rootsOnce.Do(func() {
+		c.base.TLSClientConfig.RootCAs = c.loadRoots()
+		c.rootsLoaded.Store(true)
+	})
 }
 
 // Policy returns the client's policy, defaults filled in.
@@ -131,7 +182,7 @@ func (c *Client) Policy() Policy { return c.policy }
 
 // Stats returns what the client has sent so far.
 func (c *Client) Stats() Stats {
-	return Stats{Requests: c.requests.Load(), Retries: c.retries.Load(), RetriesDenied: c.denied.Load()}
+	return Stats{Requests: c.requests.Load(), Retries: c.retries.Load(), RetriesDenied: c.denied.Load(), CircuitOpen: c.circuitOpen.Load()}
 }
 
 // Certificates returns the leaf certificate of every TLS endpoint touched,

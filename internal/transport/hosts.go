@@ -9,28 +9,50 @@ import (
 	"sync"
 )
 
-// hostSlots bounds the requests in flight to each host.
+// hostSlots bounds the requests in flight to each host. A host's entry
+// lives while a request holds or waits for one of its slots, so that a
+// client that asks 100,000 hosts once each (a fleet check) holds no state
+// for the hosts it is done with.
 type hostSlots struct {
 	max   int
 	mu    sync.Mutex
-	slots map[string]chan struct{}
+	slots map[string]*hostSlot
+}
+
+type hostSlot struct {
+	ch    chan struct{}
+	users int // requests holding or waiting for a slot
 }
 
 // acquire waits for a slot of host, or for ctx.
 func (h *hostSlots) acquire(ctx context.Context, host string) (release func(), err error) {
 	h.mu.Lock()
-	ch, ok := h.slots[host]
+	s, ok := h.slots[host]
 	if !ok {
-		ch = make(chan struct{}, h.max)
-		h.slots[host] = ch
+		s = &hostSlot{ch: make(chan struct{}, h.max)}
+		h.slots[host] = s
 	}
+	s.users++
 	h.mu.Unlock()
 	select {
-	case ch <- struct{}{}:
-		return func() { <-ch }, nil
+	case s.ch <- struct{}{}:
+		return func() {
+			<-s.ch
+			h.leave(host, s)
+		}, nil
 	case <-ctx.Done():
+		h.leave(host, s)
 		return nil, ctx.Err()
 	}
+}
+
+// leave drops a request from s, and s from the map when it was the last.
+func (h *hostSlots) leave(host string, s *hostSlot) {
+	h.mu.Lock()
+	if s.users--; s.users == 0 {
+		delete(h.slots, host)
+	}
+	h.mu.Unlock()
 }
 
 // hostKey is the request's host:port, the default port made explicit.

@@ -35,6 +35,16 @@ type Policy struct {
 	// it has lived, until good answers refill the bucket.
 	RetryRatio float64
 	RetryFloor int
+	// BreakerFailures and BreakerCooldown shape the circuit breaker of
+	// each host (breaker.go), for HTTPClient's requests: BreakerFailures
+	// retryable failures in a row open it; while open, requests to the
+	// host fail at once (a *CircuitOpenError, nothing sent) for a
+	// cool-down drawn from [c/2, c], c starting at BreakerCooldown and
+	// doubling, up to MaxDelay, for every probe that fails; then one
+	// request probes the host. A negative BreakerFailures turns the
+	// breakers off.
+	BreakerFailures int
+	BreakerCooldown time.Duration
 	// MaxConnsPerHost caps the requests in flight to one host (and so its
 	// connections): a request holds its slot until its body is closed or
 	// read to the end.
@@ -58,8 +68,9 @@ type Policy struct {
 // DefaultPolicy returns the defaults: 10 s an attempt, 4 attempts, backoff
 // from 100 ms capped at 5 s, Retry-After capped at 30 s, a retry budget of
 // 10 tokens earning 0.1 per good answer (retries at most 10% of requests
-// plus 5), 16 requests in flight a host, no global rate limit, 3
-// redirects.
+// plus 5), a host's breaker open after 3 failures in a row for 0.5–1 s
+// (then 1–2 s, up to 5 s), 16 requests in flight a host, no global rate
+// limit, 3 redirects.
 func DefaultPolicy() Policy {
 	return Policy{
 		Timeout:         10 * time.Second,
@@ -69,6 +80,8 @@ func DefaultPolicy() Policy {
 		MaxRetryAfter:   30 * time.Second,
 		RetryRatio:      0.1,
 		RetryFloor:      10,
+		BreakerFailures: 3,
+		BreakerCooldown: time.Second,
 		MaxConnsPerHost: 16,
 		MaxRedirects:    3,
 		CDNLoopToken:    "lockstep",
@@ -86,6 +99,10 @@ func (p Policy) WithDefaults() Policy {
 	setDefault(&p.MaxRetryAfter, d.MaxRetryAfter)
 	setDefault(&p.RetryRatio, d.RetryRatio)
 	setDefault(&p.RetryFloor, d.RetryFloor)
+	if p.BreakerFailures == 0 {
+		p.BreakerFailures = d.BreakerFailures
+	}
+	setDefault(&p.BreakerCooldown, d.BreakerCooldown)
 	setDefault(&p.MaxConnsPerHost, d.MaxConnsPerHost)
 	setDefault(&p.MaxRedirects, d.MaxRedirects)
 	if p.CDNLoopToken == "" {

@@ -32,6 +32,7 @@ type retrying struct{ c *Client }
 func (r retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := r.c
 	ctx := req.Context()
+	host := hostKey(req)
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 && req.Body != nil && req.Body != http.NoBody {
 			if req.GetBody == nil {
@@ -44,11 +45,19 @@ func (r retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 			req = req.Clone(ctx)
 			req.Body = b
 		}
+		// Asked last, just before the attempt: a probe the breaker lets
+		// through must report its outcome (done, below).
+		probe, err := c.breakers.allow(host)
+		if err != nil {
+			c.circuitOpen.Add(1)
+			return nil, err
+		}
 		actx, cancel := context.WithTimeout(ctx, c.policy.Timeout)
 		resp, err := roundTripper{c}.RoundTrip(req.WithContext(actx))
 		retry, wait := c.decide(ctx, attempt, resp, err)
-		if !retry || attempt+1 >= c.policy.MaxAttempts || !c.budget.allow() {
-			if retry && attempt+1 < c.policy.MaxAttempts {
+		open := c.breakers.done(host, probe, outcomeOf(ctx, resp, err))
+		if !retry || open || attempt+1 >= c.policy.MaxAttempts || !c.budget.allow() {
+			if retry && !open && attempt+1 < c.policy.MaxAttempts {
 				c.denied.Add(1)
 			}
 			if err != nil {
@@ -105,6 +114,23 @@ func (c *Client) decide(ctx context.Context, n int, resp *http.Response, err err
 	// Never earlier than asked; the jitter on top keeps a thousand clients
 	// told the same Retry-After from coming back in the same instant.
 	return true, ra + c.policy.Delay(n)
+}
+
+// outcomeOf says what an attempt's result says of its host, for its
+// breaker: a retryable failure, an answer, or nothing (the caller's
+// context ended, or the request was refused before it was sent).
+func outcomeOf(ctx context.Context, resp *http.Response, err error) outcome {
+	switch {
+	case ctx.Err() != nil:
+		return neutral
+	case err != nil && RetryableError(err):
+		return failed
+	case err != nil:
+		return neutral
+	case RetryableStatus(resp.StatusCode):
+		return failed
+	}
+	return answered
 }
 
 // budget is the retry budget, the retry throttle of gRPC (proposal A6)
@@ -166,11 +192,14 @@ func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 // RetryableError reports whether a failed attempt can succeed when tried
 // again: a timeout, a reset, refused or aborted connection, a connection
 // closed before the response, a temporary DNS failure. Never a TLS
-// verification failure, a *LoopError or a cancelled context. (A deadline
+// verification failure, a *LoopError or a cancelled context. A
+// *CircuitOpenError is retryable: the host may be back after the
+// cool-down (the client itself does not retry it within a request). (A deadline
 // is retryable here; the client stops anyway when the caller's own
 // context has ended.)
 func RetryableError(err error) bool {
 	var le *LoopError
+	var ce *CircuitOpenError
 	var de *DeniedAddressError
 	var re *RedirectError
 	var ne net.Error
@@ -178,6 +207,8 @@ func RetryableError(err error) bool {
 	switch {
 	case err == nil, errors.As(err, &le), errors.As(err, &de), errors.As(err, &re), IsTLSError(err), errors.Is(err, context.Canceled):
 		return false
+	case errors.As(err, &ce):
+		return true
 	case errors.As(err, &dns):
 		return dns.IsTimeout || dns.IsTemporary
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():

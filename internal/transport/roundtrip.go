@@ -36,6 +36,7 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = req.Clone(req.Context())
 		req.Header.Set("User-Agent", c.policy.UserAgent)
 	}
+	c.useRoots(req)
 	c.requests.Add(1)
 	resp, err := c.base.RoundTrip(req)
 	if err != nil {

@@ -196,6 +196,7 @@ func TestBudget(t *testing.T) {
 	defer srv.Close()
 	p := fast()
 	p.RetryFloor, p.RetryRatio, p.MaxAttempts = 10, 0.1, 4
+	p.BreakerFailures = -1 // the budget alone (the breaker: TestBreaker)
 	c := New(p)
 	do := func(k int) Stats {
 		before := c.Stats()
@@ -370,6 +371,7 @@ func TestStallAndReset(t *testing.T) {
 	defer srv.Close()
 	p := fast()
 	p.Timeout, p.MaxAttempts = 100*time.Millisecond, 2
+	p.BreakerFailures = -1 // two stalls and a reset in a row would open it (TestBreaker)
 	c := New(p)
 	_, err := get(t, c, srv.URL+"/stall")
 	if !errors.Is(err, context.DeadlineExceeded) || stalls.Load() != 2 {

@@ -50,11 +50,28 @@ type List struct {
 // document that is no known shape, an entry that is empty, and a Vite
 // import of a chunk that is not in the manifest are errors.
 func ParseList(data []byte, publicPath string, cdn []string) (*List, error) {
+	return parseList(data, collector{publicPath: publicPath, cdn: cdn, seen: map[string]bool{}})
+}
+
+// ListEntries reads an asset list of the formats ParseList recognises, with
+// the same checks, and returns its format and its entries as the list
+// writes them (trimmed, without a query or fragment, sorted, each once):
+// URLs, absolute paths and relative paths, not made relative to a CDN base
+// or a public path. It is for a reader that resolves them as a browser
+// would (the boot gate's probe, against the page it fetched).
+func ListEntries(data []byte) (format string, entries []string, err error) {
+	l, err := parseList(data, collector{raw: true, seen: map[string]bool{}})
+	if err != nil {
+		return "", nil, err
+	}
+	return l.Format, l.Paths, nil
+}
+
+func parseList(data []byte, c collector) (*List, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, fmt.Errorf("want a JSON object: %w", err)
 	}
-	c := collector{publicPath: publicPath, cdn: cdn, seen: map[string]bool{}}
 	var format string
 	var err error
 	switch {
@@ -159,6 +176,8 @@ func stringOrStrings(raw json.RawMessage) ([]string, error) {
 }
 
 type collector struct {
+	// raw keeps the entries as written (ListEntries).
+	raw        bool
 	publicPath string
 	cdn        []string
 	paths      []string
@@ -184,6 +203,9 @@ func (c *collector) entryPath(entry string) (string, error) {
 	e := strings.TrimSpace(entry)
 	if e == "" {
 		return "", fmt.Errorf("empty entry")
+	}
+	if c.raw {
+		return cutQuery(e), nil
 	}
 	if strings.Contains(e, "://") || strings.HasPrefix(e, "//") {
 		for _, base := range c.cdn {

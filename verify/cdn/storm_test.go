@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,25 +16,44 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/transport"
 )
 
-// The storm test: a fleet of instances, each with its own client, checks
-// the CDN on a steady beat while the CDN goes down for a window and comes
-// back. The bars are those of the issue: during the outage the fleet sends
-// at most 3× the requests it sends when nothing fails, and no second after
-// recovery goes above 1.5× the steady rate. What holds them is the shape
-// of the policy (a per-client retry budget, full jitter), not timing: the
-// figures are ratios between two runs on the same machine.
-const (
-	stormCheckers = 1000
-	stormPeriod   = 500 * time.Millisecond // each instance checks one asset this often
-	stormRun      = 7 * time.Second
-	stormDown     = 2 * time.Second // the outage: [stormDown, stormUp)
-	stormUp       = 4500 * time.Millisecond
-	stormBucket   = 100 * time.Millisecond
-)
+// The storm: a fleet of instances, each with its own client, checks the
+// CDN on a steady beat while the CDN goes down (503) for a window and comes
+// back. TestStorm asserts the bars the policy guarantees; BenchmarkStorm
+// (bench/storm.sh) measures them against issue 16's goals and against the
+// client without its breakers. The figures are ratios between runs on the
+// same machine, so the machine's speed cancels out.
+//
+// What holds the bars is the shape of the policy, not timing. A client
+// whose host fails sends at most BreakerFailures (3) attempts before the
+// host's breaker opens; then nothing until a jittered cool-down of at least
+// 0.5 s (doubling) ends, and then one probe. Against one check every
+// 500 ms, that is at most 3 requests for the first failing check and one
+// per cool-down after it: over an outage of five beats, fewer requests than
+// the five the client sends when nothing fails. And a client never replays
+// what it was refused, so the recovery has no burst.
+type stormShape struct {
+	checkers int
+	period   time.Duration // each instance checks one asset this often
+	run      time.Duration
+	down, up time.Duration // the outage: [down, up)
+}
+
+// The shape of the test and of the benchmark: 1,000 checkers, a check each
+// every 500 ms, the CDN down from 2 s to 4.5 s of 7 s.
+var stormFull = stormShape{checkers: 1000, period: 500 * time.Millisecond, run: 7 * time.Second,
+	down: 2 * time.Second, up: 4500 * time.Millisecond}
+
+// stormQuick is BenchmarkStorm's shape under LOCKSTEP_STORM_QUICK=1
+// (bench/run.sh's QUICK=1): a check of the runner, not a measurement.
+var stormQuick = stormShape{checkers: 100, period: 200 * time.Millisecond, run: 4 * time.Second,
+	down: 800 * time.Millisecond, up: 1800 * time.Millisecond}
+
+const stormBucket = 100 * time.Millisecond
 
 // stormCDN counts requests per 100 ms bucket since start, and answers 503
 // during the outage when down is set.
 type stormCDN struct {
+	shape   stormShape
 	start   time.Time
 	down    bool
 	buckets []atomic.Int64
@@ -44,7 +64,7 @@ func (s *stormCDN) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if i := int(at / stormBucket); i >= 0 && i < len(s.buckets) {
 		s.buckets[i].Add(1)
 	}
-	if s.down && at >= stormDown && at < stormUp {
+	if s.down && at >= s.shape.down && at < s.shape.up {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return
 	}
@@ -72,9 +92,11 @@ func (s *stormCDN) peak(from, to time.Duration) int64 {
 	return best
 }
 
-func storm(t *testing.T, down bool) (*stormCDN, transport.Stats) {
-	t.Helper()
-	cdn := &stormCDN{down: down, buckets: make([]atomic.Int64, int(stormRun/stormBucket)+10)}
+// storm runs the checkers against a CDN that goes down (if down) and
+// returns its counts and the clients' summed stats. policy makes each
+// checker's client's policy.
+func storm(shape stormShape, down bool, policy func() transport.Policy) (*stormCDN, transport.Stats) {
+	cdn := &stormCDN{shape: shape, down: down, buckets: make([]atomic.Int64, int(shape.run/stormBucket)+10)}
 	srv := httptest.NewUnstartedServer(cdn)
 	srv.Config.ReadHeaderTimeout = 10 * time.Second
 	srv.Start()
@@ -89,17 +111,17 @@ func storm(t *testing.T, down bool) (*stormCDN, transport.Stats) {
 	var total transport.Stats
 	var wg sync.WaitGroup
 	cdn.start = time.Now()
-	ctx, cancel := context.WithDeadline(context.Background(), cdn.start.Add(stormRun))
+	ctx, cancel := context.WithDeadline(context.Background(), cdn.start.Add(shape.run))
 	defer cancel()
-	for i := range stormCheckers {
+	for i := range shape.checkers {
 		wg.Go(func() {
-			client := transport.New(transport.DefaultPolicy())
+			client := transport.New(policy())
 			defer client.CloseIdleConnections()
 			// Instances do not boot in the same millisecond; each then
 			// checks on its own beat, skipping a beat it is late for
 			// rather than catching up (a stalled machine must not turn
 			// into a burst that the test would blame on the transport).
-			next := cdn.start.Add(time.Duration(rand.Int64N(int64(stormPeriod))))
+			next := cdn.start.Add(time.Duration(rand.Int64N(int64(shape.period))))
 			for n := uint64(1); ; n++ {
 				select {
 				case <-ctx.Done():
@@ -109,9 +131,9 @@ func storm(t *testing.T, down bool) (*stormCDN, transport.Stats) {
 					break
 				}
 				Check(ctx, a, Options{Client: client, Sample: 1, Seed: uint64(i)<<32 | n, Concurrency: 1})
-				next = next.Add(stormPeriod)
+				next = next.Add(shape.period)
 				if late := time.Since(next); late > 0 {
-					next = next.Add((late/stormPeriod + 1) * stormPeriod)
+					next = next.Add((late/shape.period + 1) * shape.period)
 				}
 			}
 			s := client.Stats()
@@ -119,11 +141,62 @@ func storm(t *testing.T, down bool) (*stormCDN, transport.Stats) {
 			total.Requests += s.Requests
 			total.Retries += s.Retries
 			total.RetriesDenied += s.RetriesDenied
+			total.CircuitOpen += s.CircuitOpen
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
 	return cdn, total
+}
+
+// stormFigures compares an outage run with a fault-free one.
+type stormFigures struct {
+	steady             float64 // the fault-free run's requests per second
+	calmOutage, outage int64   // requests in the outage window, fault-free and outage runs
+	afterPeak          int64   // the busiest second from the recovery to the end
+	recovered          time.Duration
+	calmStats, stats   transport.Stats
+	calm, rough        *stormCDN
+}
+
+// outageRatio is the outage run's requests in the window over the
+// fault-free run's; recoveryRatio the busiest second after recovery over
+// the steady rate.
+func (f stormFigures) outageRatio() float64   { return float64(f.outage) / float64(f.calmOutage) }
+func (f stormFigures) recoveryRatio() float64 { return float64(f.afterPeak) / f.steady }
+
+func stormCompare(shape stormShape, calm, rough *stormCDN, calmStats, stats transport.Stats) stormFigures {
+	steadyFrom, steadyTo := 2*shape.period, shape.run-shape.period
+	f := stormFigures{
+		steady:     float64(calm.sum(steadyFrom, steadyTo)) / (steadyTo - steadyFrom).Seconds(),
+		calmOutage: calm.sum(shape.down, shape.up), outage: rough.sum(shape.down, shape.up),
+		afterPeak: rough.peak(shape.up, steadyTo),
+		calmStats: calmStats, stats: stats, calm: calm, rough: rough,
+	}
+	// recovered: from the CDN's return to the first period in which the
+	// fleet sends 90% of the fault-free run's requests again (-1: not
+	// within the run).
+	f.recovered = -1
+	for at := shape.up; at+shape.period <= shape.run; at += stormBucket {
+		if rough.sum(at, at+shape.period)*10 >= calm.sum(at, at+shape.period)*9 {
+			f.recovered = at - shape.up
+			break
+		}
+	}
+	return f
+}
+
+func (f stormFigures) log(logf func(string, ...any), shape stormShape) {
+	logf("%d checkers, one check every %v, the CDN down (503) from %v to %v of %v", shape.checkers, shape.period, shape.down, shape.up, shape.run)
+	logf("fault-free: %d requests (%d retries), steady %.0f req/s, peak %d req/s; %d requests in the outage window",
+		f.calmStats.Requests, f.calmStats.Retries, f.steady, f.calm.peak(2*shape.period, shape.run-shape.period), f.calmOutage)
+	logf("outage:     %d requests (%d retries, %d denied by the budget, %d refused by an open breaker); %d requests during the outage (%.2f× fault-free); peak after recovery %d req/s (%.2f× steady); back to 90%% of the fault-free rate %v after recovery",
+		f.stats.Requests, f.stats.Retries, f.stats.RetriesDenied, f.stats.CircuitOpen, f.outage, f.outageRatio(), f.afterPeak, f.recoveryRatio(), f.recovered)
+	var per strings.Builder
+	for at := time.Duration(0); at < shape.run; at += 500 * time.Millisecond {
+		fmt.Fprintf(&per, " %.1fs:%d/%d", at.Seconds(), f.calm.sum(at, at+500*time.Millisecond), f.rough.sum(at, at+500*time.Millisecond))
+	}
+	logf("requests per 500 ms, fault-free/outage:%s", per.String())
 }
 
 func TestStorm(t *testing.T) {
@@ -148,38 +221,69 @@ func TestStorm(t *testing.T) {
 	}
 }
 
+// The bars TestStorm asserts: what the policy guarantees (see stormShape),
+// with room for a loaded machine's scheduling. Issue 16's goals (1.25× and
+// 1.2×) are BenchmarkStorm's to measure; before the breakers the outage
+// took 1.25–1.57×.
+const (
+	stormOutageBar   = 1.25
+	stormRecoveryBar = 1.3
+)
+
 // stormPair runs the fault-free and the outage runs and returns the bars
 // missed.
 func stormPair(t *testing.T) []string {
-	calm, calmStats := storm(t, false)
-	rough, roughStats := storm(t, true)
-
-	steadyFrom, steadyTo := time.Second, stormRun-500*time.Millisecond
-	steady := float64(calm.sum(steadyFrom, steadyTo)) / (steadyTo - steadyFrom).Seconds()
-	calmOutage, roughOutage := calm.sum(stormDown, stormUp), rough.sum(stormDown, stormUp)
-	calmPeak, roughPeak := calm.peak(steadyFrom, steadyTo), rough.peak(steadyFrom, steadyTo)
-	afterPeak := rough.peak(stormUp, steadyTo)
-	t.Logf("%d checkers, one check every %v, the CDN down (503) from %v to %v of %v", stormCheckers, stormPeriod, stormDown, stormUp, stormRun)
-	t.Logf("fault-free: %d requests (%d retries), steady %.0f req/s, peak %d req/s; %d requests in the outage window",
-		calmStats.Requests, calmStats.Retries, steady, calmPeak, calmOutage)
-	t.Logf("outage:     %d requests (%d retries, %d denied by the budget), peak %d req/s; %d requests during the outage (%.2f× fault-free); peak after recovery %d req/s (%.2f× steady)",
-		roughStats.Requests, roughStats.Retries, roughStats.RetriesDenied, roughPeak, roughOutage,
-		float64(roughOutage)/float64(calmOutage), afterPeak, float64(afterPeak)/steady)
-	var per strings.Builder
-	for at := time.Duration(0); at < stormRun; at += 500 * time.Millisecond {
-		fmt.Fprintf(&per, " %.1fs:%d/%d", at.Seconds(), calm.sum(at, at+500*time.Millisecond), rough.sum(at, at+500*time.Millisecond))
-	}
-	t.Logf("requests per 500 ms, fault-free/outage:%s", per.String())
-
-	if calmOutage == 0 || steady == 0 {
+	calm, calmStats := storm(stormFull, false, transport.DefaultPolicy)
+	rough, roughStats := storm(stormFull, true, transport.DefaultPolicy)
+	f := stormCompare(stormFull, calm, rough, calmStats, roughStats)
+	f.log(t.Logf, stormFull)
+	if f.calmOutage == 0 || f.steady == 0 {
 		t.Fatalf("the fault-free run sent nothing in the window")
 	}
 	var failures []string
-	if roughOutage > 3*calmOutage {
-		failures = append(failures, fmt.Sprintf("during the outage: %d requests, %.2f× the fault-free %d; the bar is 3×", roughOutage, float64(roughOutage)/float64(calmOutage), calmOutage))
+	if r := f.outageRatio(); r > stormOutageBar {
+		failures = append(failures, fmt.Sprintf("during the outage: %d requests, %.2f× the fault-free %d; the bar is %g×", f.outage, r, f.calmOutage, stormOutageBar))
 	}
-	if float64(afterPeak) > 1.5*steady {
-		failures = append(failures, fmt.Sprintf("after recovery: a second of %d requests, %.2f× the steady %.0f/s; the bar is 1.5×", afterPeak, float64(afterPeak)/steady, steady))
+	if r := f.recoveryRatio(); r > stormRecoveryBar {
+		failures = append(failures, fmt.Sprintf("after recovery: a second of %d requests, %.2f× the steady %.0f/s; the bar is %g×", f.afterPeak, r, f.steady, stormRecoveryBar))
 	}
 	return failures
+}
+
+// BenchmarkStorm measures the storm (bench/storm.sh): each iteration runs
+// the fault-free run, the outage run, and the outage run with the breakers
+// off (the client before them), in turn, and reports their figures as
+// metrics: requests in the outage window (calm-req, outage-req,
+// nobreaker-req), the steady rate and the busiest second after recovery
+// (steady-req/s, recovery-req/s, nobreaker-recovery-req/s), and how long
+// after recovery the fleet was back to 90% of its rate (recovered-s). The
+// ratios are the issue's: outage-req/calm-req ≤ 1.25, recovery-req/s /
+// steady-req/s ≤ 1.2. LOCKSTEP_STORM_QUICK=1 runs a small, short storm.
+func BenchmarkStorm(b *testing.B) {
+	shape := stormFull
+	if os.Getenv("LOCKSTEP_STORM_QUICK") == "1" {
+		shape = stormQuick
+	}
+	off := func() transport.Policy {
+		p := transport.DefaultPolicy()
+		p.BreakerFailures = -1
+		return p
+	}
+	var f, g stormFigures
+	for b.Loop() {
+		calm, calmStats := storm(shape, false, transport.DefaultPolicy)
+		rough, roughStats := storm(shape, true, transport.DefaultPolicy)
+		before, beforeStats := storm(shape, true, off)
+		f = stormCompare(shape, calm, rough, calmStats, roughStats)
+		g = stormCompare(shape, calm, before, calmStats, beforeStats)
+	}
+	f.log(b.Logf, shape)
+	b.Logf("without the breakers: %d requests during the outage (%.2f×), peak after recovery %d req/s (%.2f×)", g.outage, g.outageRatio(), g.afterPeak, g.recoveryRatio())
+	b.ReportMetric(float64(f.calmOutage), "calm-req")
+	b.ReportMetric(float64(f.outage), "outage-req")
+	b.ReportMetric(float64(g.outage), "nobreaker-req")
+	b.ReportMetric(f.steady, "steady-req/s")
+	b.ReportMetric(float64(f.afterPeak), "recovery-req/s")
+	b.ReportMetric(float64(g.afterPeak), "nobreaker-recovery-req/s")
+	b.ReportMetric(f.recovered.Seconds(), "recovered-s")
 }

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -88,7 +89,10 @@ func Check(ctx context.Context, m *manifest.Signed, targets []Target, o Options)
 	start := o.Now()
 	before := o.Client.Stats()
 	hc := o.Client.HTTPClient()
-	results := make([]Instance, len(targets))
+	// Each result is folded into the report as it comes (a tally keeps a
+	// name per instance, not its status), so that memory grows with the
+	// fleet by little more than the names the report lists.
+	t := newTally(m, len(targets))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range min(o.Concurrency, max(len(targets), 1)) {
@@ -96,7 +100,7 @@ func Check(ctx context.Context, m *manifest.Signed, targets []Target, o Options)
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				results[i] = o.instance(ctx, hc, m, targets[i])
+				t.add(i, o.instance(ctx, hc, m, targets[i]))
 			}
 		}()
 	}
@@ -106,7 +110,7 @@ func Check(ctx context.Context, m *manifest.Signed, targets []Target, o Options)
 	close(work)
 	wg.Wait()
 	after := o.Client.Stats()
-	r := newReport(m, results, o.MaxUnreachable)
+	r := t.report(o.MaxUnreachable)
 	r.CheckedAt = start.UTC()
 	r.DurationSeconds = o.Now().Sub(start).Seconds()
 	r.Requests, r.Retries = after.Requests-before.Requests, after.Retries-before.Retries
@@ -206,21 +210,36 @@ func (o *Options) fetch(ctx context.Context, hc *http.Client, t Target) (*status
 	case resp.StatusCode != http.StatusOK:
 		return nil, &Problem{Kind: ProblemHTTPStatus, Message: resp.Status}
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, o.MaxBody+1))
-	if err != nil {
+	buf := bodies.Get().(*bytes.Buffer)
+	defer putBody(buf)
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, o.MaxBody+1)); err != nil {
 		return nil, netProblem(ctx, err)
 	}
-	if int64(len(body)) > o.MaxBody {
+	if int64(buf.Len()) > o.MaxBody {
 		return nil, &Problem{Kind: ProblemOversized, Message: fmt.Sprintf("the status is larger than %d bytes", o.MaxBody)}
 	}
 	var st status
-	if err := json.Unmarshal(body, &st); err != nil {
+	if err := json.Unmarshal(buf.Bytes(), &st); err != nil {
 		return nil, &Problem{Kind: ProblemInvalid, Message: "the status is not valid JSON: " + err.Error()}
 	}
 	if st.APIVersion != agentapi.StatusAPIVersion || st.Kind != agentapi.StatusKind {
 		return nil, &Problem{Kind: ProblemInvalid, Message: fmt.Sprintf("the status is %s %s, want %s %s", st.APIVersion, st.Kind, agentapi.StatusAPIVersion, agentapi.StatusKind)}
 	}
 	return &st, nil
+}
+
+// bodies holds the buffers statuses are read into, so that a check of a
+// large fleet does not allocate one per instance (json.Unmarshal copies
+// what it keeps).
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putBody returns b to the pool, unless a large status grew it.
+func putBody(b *bytes.Buffer) {
+	if b.Cap() > 64<<10 {
+		return
+	}
+	b.Reset()
+	bodies.Put(b)
 }
 
 func netProblem(ctx context.Context, err error) *Problem {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/internal/fleettest"
+	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/store"
 )
 
@@ -19,6 +20,14 @@ func golden(t *testing.T, path string, got []byte) { fleettest.Golden(t, path, g
 // digest serving an unknown asset, one behind by a generation, and one
 // unreachable.
 func sampleReport(t *testing.T) *Report {
+	m, instances, at := sampleInstances(t)
+	r := newReport(m, instances, 0.2)
+	r.CheckedAt, r.DurationSeconds, r.Requests, r.Retries = at, 0.25, 9, 3
+	return r
+}
+
+// sampleInstances are sampleReport's instances, in target order.
+func sampleInstances(t *testing.T) (*manifest.Signed, []Instance, time.Time) {
 	m := fleettest.Signed(t, 7)
 	m.Location = "release.json"
 	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
@@ -38,9 +47,49 @@ func sampleReport(t *testing.T) *Report {
 	behind.Differences = []Difference{{Kind: DiffGeneration, Got: "6", Want: []string{"7"}, Message: "checks against generation 6, the release is generation 7"}}
 	gone := Instance{Name: "i-6", InstanceID: "i-6", Target: "http://10.0.0.6:9464/v1/status", Spec: "asg:web",
 		Problem: &Problem{Kind: ProblemUnreachable, Message: "dial tcp 10.0.0.6:9464: connect: connection refused"}}
-	r := newReport(m, []Instance{ok("i-1"), ok("i-2"), ok("i-3"), repushed, behind, gone}, 0.2)
-	r.CheckedAt, r.DurationSeconds, r.Requests, r.Retries = at, 0.25, 9, 3
-	return r
+	return m, []Instance{ok("i-1"), ok("i-2"), ok("i-3"), repushed, behind, gone}, at
+}
+
+// Check folds instances into its tally in the order they are checked, not
+// in target order: the report is the same whatever that order, agentless
+// instances (whose manifest in use is the release's) included.
+func TestTallyOrder(t *testing.T) {
+	m, instances, _ := sampleInstances(t)
+	agentless := Instance{Name: "ns/pod-1/web", Target: "k8s:ns", Spec: "k8s:ns", Running: fleettest.Amd64.String(), Agentless: true,
+		Release: "store-web", Generation: 7, identity: fleettest.Index.String()}
+	other := Instance{Name: "ns/pod-2/web", Target: "k8s:ns", Spec: "k8s:ns", Running: fleettest.Repushed.String(), Agentless: true,
+		identity: fleettest.Repushed.String(), Differences: []Difference{{Kind: DiffImage, Got: fleettest.Repushed.String(), Message: "re-pushed"}}}
+	instances = append(instances, agentless, other, instances[0], instances[4])
+	instances[len(instances)-2].Name = "i-7"
+	want, err := json.Marshal(newReport(m, instances, 0.2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(instances)
+	orders := map[string]func(k int) int{
+		"reversed":     func(k int) int { return n - 1 - k },
+		"odd first":    func(k int) int { return (2*k + 1) % (n | 1) },
+		"rotated by 3": func(k int) int { return (k + 3) % n },
+	}
+	for name, order := range orders {
+		tl := newTally(m, n)
+		seen := map[int]bool{}
+		for k := range n {
+			i := order(k)
+			seen[i] = true
+			tl.add(i, instances[i])
+		}
+		if len(seen) != n {
+			t.Fatalf("%s: not a permutation of %d (%d seen)", name, n, len(seen))
+		}
+		got, err := json.Marshal(tl.report(0.2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the report differs from the one in target order:\n got %s\nwant %s", name, got, want)
+		}
+	}
 }
 
 func TestRender(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -211,74 +212,150 @@ func (in *Instance) fill(st *status) {
 	in.CheckedAt = st.CheckedAt
 }
 
+// newReport is the report of instances, in target order.
 func newReport(m *manifest.Signed, instances []Instance, maxUnreachable float64) *Report {
-	r := &Report{
-		APIVersion: ReportAPIVersion, Kind: ReportKind,
-		Manifest: ManifestRef{
+	t := newTally(m, len(instances))
+	for i, in := range instances {
+		t.add(i, in)
+	}
+	return t.report(maxUnreachable)
+}
+
+// tally folds instances into a report as they are checked, in any order
+// (each with its index in the targets), so that a check of 100,000
+// instances does not hold 100,000 statuses: it keeps each instance's name
+// (the groups list them), the whole Instance only of those that diverge or
+// are unreachable, and one entry per group and per manifest in use. The
+// report it makes is the same as if the instances had come in target
+// order. It is safe for concurrent use.
+type tally struct {
+	mu          sync.Mutex
+	release     ManifestRef
+	names       []string // by target index
+	groups      map[groupKey]*groupTally
+	divergent   []indexed
+	unreachable []indexed
+	inUse       map[string]*InUse
+	images      map[string]map[string]bool
+	agentless   int
+	n           int
+}
+
+type groupKey struct {
+	running, fingerprint string
+	generation           int64
+	agentless            bool
+}
+
+// groupTally is a group and its members' target indexes.
+type groupTally struct {
+	g       Group
+	members []int
+}
+
+// indexed is an instance and its target index.
+type indexed struct {
+	i  int
+	in Instance
+}
+
+func newTally(m *manifest.Signed, n int) *tally {
+	return &tally{
+		release: ManifestRef{
 			Release: m.Manifest.Release.Name, Generation: m.Manifest.Release.Generation,
 			Digest: m.Digest.String(), Fingerprint: m.Manifest.Assets.Fingerprint.String(), Location: m.Location,
 		},
+		names: make([]string, n), groups: map[groupKey]*groupTally{},
+		inUse: map[string]*InUse{}, images: map[string]map[string]bool{},
+	}
+}
+
+// add folds in the instance of target i.
+func (t *tally) add(i int, in Instance) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n++
+	if in.Agentless {
+		t.agentless++
+	}
+	if in.Problem != nil {
+		t.unreachable = append(t.unreachable, indexed{i, in})
+		return
+	}
+	if len(in.Differences) > 0 {
+		t.divergent = append(t.divergent, indexed{i, in})
+	}
+	t.names[i] = in.Name
+	id := in.identity
+	if id == "" {
+		id = in.Running
+	}
+	k := groupKey{id, in.Fingerprint, in.Generation, in.Agentless}
+	g := t.groups[k]
+	if g == nil {
+		g = &groupTally{g: Group{Running: id, Fingerprint: in.Fingerprint, Generation: in.Generation, Match: true, Agentless: in.Agentless}}
+		t.groups[k] = g
+	}
+	g.g.Count++
+	g.members = append(g.members, i)
+	g.g.Match = g.g.Match && len(in.Differences) == 0
+	t.addInUse(in)
+}
+
+// addInUse counts the manifest in (reachable) checks against, with the
+// image digest it runs.
+func (t *tally) addInUse(in Instance) {
+	md, release, generation := in.Manifest, in.Release, in.Generation
+	if in.Agentless {
+		// An orchestrator says what runs, not which manifest it was
+		// checked against: a container that runs the release keeps the
+		// release's manifest in use; any other keeps its digest in use
+		// under no manifest, for gc to keep the manifests naming it.
+		md, release, generation = "", "", 0
+		if len(in.Differences) == 0 {
+			md, release, generation = t.release.Digest, t.release.Release, t.release.Generation
+		}
+	}
+	if md == "" && !(in.Agentless && in.Running != "") {
+		return
+	}
+	u := t.inUse[md]
+	if u == nil {
+		u = &InUse{ManifestDigest: md, Release: release, Generation: generation, ImageDigests: []string{}}
+		t.inUse[md], t.images[md] = u, map[string]bool{}
+	}
+	u.Instances++
+	if in.Running != "" && !t.images[md][in.Running] {
+		t.images[md][in.Running] = true
+		u.ImageDigests = append(u.ImageDigests, in.Running)
+	}
+}
+
+// report is the report of every instance added.
+func (t *tally) report(maxUnreachable float64) *Report {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := &Report{
+		APIVersion: ReportAPIVersion, Kind: ReportKind, Manifest: t.release,
 		Groups: []Group{}, Divergent: []Instance{}, Unreachable: []Instance{}, InUse: []InUse{},
 	}
-	type key struct {
-		running, fingerprint string
-		generation           int64
-		agentless            bool
+	byIndex := func(s []indexed) []Instance {
+		sort.Slice(s, func(a, b int) bool { return s[a].i < s[b].i })
+		out := make([]Instance, 0, len(s))
+		for _, x := range s {
+			out = append(out, x.in)
+		}
+		return out
 	}
-	groups := map[key]*Group{}
-	inUse := map[string]*InUse{}
-	images := map[string]map[string]bool{}
-	agentless := 0
-	for _, in := range instances {
-		if in.Agentless {
-			agentless++
+	r.Divergent = append(r.Divergent, byIndex(t.divergent)...)
+	r.Unreachable = append(r.Unreachable, byIndex(t.unreachable)...)
+	for _, g := range t.groups {
+		sort.Ints(g.members)
+		g.g.Instances = make([]string, 0, len(g.members))
+		for _, i := range g.members {
+			g.g.Instances = append(g.g.Instances, t.names[i])
 		}
-		if in.Problem != nil {
-			r.Unreachable = append(r.Unreachable, in)
-			continue
-		}
-		if len(in.Differences) > 0 {
-			r.Divergent = append(r.Divergent, in)
-		}
-		id := in.identity
-		if id == "" {
-			id = in.Running
-		}
-		k := key{id, in.Fingerprint, in.Generation, in.Agentless}
-		g := groups[k]
-		if g == nil {
-			g = &Group{Running: id, Fingerprint: in.Fingerprint, Generation: in.Generation, Match: true, Agentless: in.Agentless}
-			groups[k] = g
-		}
-		g.Count++
-		g.Instances = append(g.Instances, in.Name)
-		g.Match = g.Match && len(in.Differences) == 0
-		md, release, generation := in.Manifest, in.Release, in.Generation
-		if in.Agentless {
-			// An orchestrator says what runs, not which manifest it was
-			// checked against: a container that runs the release keeps the
-			// release's manifest in use; any other keeps its digest in use
-			// under no manifest, for gc to keep the manifests naming it.
-			md, release, generation = "", "", 0
-			if len(in.Differences) == 0 {
-				md, release, generation = r.Manifest.Digest, r.Manifest.Release, r.Manifest.Generation
-			}
-		}
-		if md != "" || (in.Agentless && in.Running != "") {
-			u := inUse[md]
-			if u == nil {
-				u = &InUse{ManifestDigest: md, Release: release, Generation: generation, ImageDigests: []string{}}
-				inUse[md], images[md] = u, map[string]bool{}
-			}
-			u.Instances++
-			if in.Running != "" && !images[md][in.Running] {
-				images[md][in.Running] = true
-				u.ImageDigests = append(u.ImageDigests, in.Running)
-			}
-		}
-	}
-	for _, g := range groups {
-		r.Groups = append(r.Groups, *g)
+		r.Groups = append(r.Groups, g.g)
 	}
 	sort.Slice(r.Groups, func(i, j int) bool {
 		a, b := r.Groups[i], r.Groups[j]
@@ -287,17 +364,17 @@ func newReport(m *manifest.Signed, instances []Instance, maxUnreachable float64)
 		}
 		return fmt.Sprint(a.Running, a.Fingerprint, a.Generation, a.Agentless) < fmt.Sprint(b.Running, b.Fingerprint, b.Generation, b.Agentless)
 	})
-	for _, u := range inUse {
+	for _, u := range t.inUse {
 		sort.Strings(u.ImageDigests)
 		r.InUse = append(r.InUse, *u)
 	}
 	sort.Slice(r.InUse, func(i, j int) bool { return r.InUse[i].ManifestDigest < r.InUse[j].ManifestDigest })
-	n := len(instances)
+	n := t.n
 	r.Summary = Summary{
 		Instances: n, Divergent: len(r.Divergent), Unreachable: len(r.Unreachable),
 		Match:          n - len(r.Divergent) - len(r.Unreachable),
 		MaxUnreachable: maxUnreachable, UnreachableAllowed: allowed(maxUnreachable, n),
-		Agentless: agentless,
+		Agentless: t.agentless,
 	}
 	switch {
 	case r.Summary.Divergent > 0:

@@ -42,10 +42,11 @@ func admitCommand() *cli.Command {
 		Name:  "admit",
 		Usage: "the boot gate: admit this instance only if it runs the release and serves its assets",
 		UsageText: "lockstep admit (--manifest SRC --release NAME | --store URL --release NAME [--channel NAME]) --image NAME --running SOURCE\n" +
-			"   [--state-dir DIR] [--max-age D] [--probe URL...] [--sample N|--all-assets] [--report FILE] [--format text|json] [--dry-run]",
+			"   [--state-dir DIR] [--max-age D] [--probe URL...] [--sample N|--all-assets] [--max-closure N] [--report FILE] [--format text|json] [--dry-run]",
 		Description: describe("Fetches the release manifest and verifies its signature, asks the container runtime which\n"+
 			"image is actually running (by digest, never by tag), probes the instance's own pages for the assets it\n"+
-			"actually serves, checks them against the manifest and the CDN, and acts: completes the Auto Scaling\n"+
+			"actually serves, checks them and what they load (their closure by the manifest's asset graph) against\n"+
+			"the manifest and the CDN, and on the instance those it serves itself, and acts: completes the Auto Scaling\n"+
 			"lifecycle action (CONTINUE or ABANDON), registers the instance with a target group only when admitted,\n"+
 			"or just exits non-zero. Fails closed: what could not be checked refuses.",
 			[]string{
@@ -64,7 +65,7 @@ func admitCommand() *cli.Command {
 				1: "refused: a mismatch (a wrong digest, an asset the manifest or the CDN lacks, an expired, invalid or " +
 					"rolled-back manifest, a bad signature, a provenance not of the release's source); when a mismatch and an unreachable dependency meet, exit 1",
 				2: "a usage error: nothing was checked (with a lifecycle hook, its DefaultResult applies)",
-				3: "refused because something could not be checked (a dependency down, the deadline reached)",
+				3: "refused because something could not be checked (a dependency down, the deadline reached, a closure over --max-closure)",
 			}),
 		Flags:  append(consumerFlags(), flags...),
 		Action: runAdmit,
@@ -124,6 +125,9 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 	if c.Int("sample") > 0 && c.Bool("all-assets") {
 		return admission.Config{}, usage(errors.New("--sample and --all-assets are exclusive"))
 	}
+	if c.Int("max-closure") <= 0 {
+		return admission.Config{}, usage(errors.New("--max-closure must be positive"))
+	}
 	if p := c.String("platform"); p != "" {
 		if parts := strings.Split(p, "/"); len(parts) < 2 || len(parts) > 3 || slices.Contains(parts, "") {
 			return admission.Config{}, usage(fmt.Errorf("--platform %q: want os/arch[/variant], e.g. linux/amd64", p))
@@ -172,7 +176,7 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		Provenance: prov,
 		TLSWarning: c.Duration("tls-warn"),
 		Image:      c.String("image"), Running: rs, Platform: c.String("platform"),
-		Probes: c.StringSlice("probe"), Sample: c.Int("sample"), AllAssets: c.Bool("all-assets"),
+		Probes: c.StringSlice("probe"), Sample: c.Int("sample"), AllAssets: c.Bool("all-assets"), MaxClosure: c.Int("max-closure"),
 		AllowHosts: c.StringSlice("allow-host"), AssetFreePages: c.Bool("asset-free-page"),
 		Client: client, Timeout: c.Duration("timeout"), Logger: logger(c),
 	}, nil
@@ -223,10 +227,10 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 	if err != nil {
 		return gate.Config{}, err
 	}
-	client := newClient(c, transport.DefaultPolicy(), clientOptions{Gate: true, TLS: bundle})
+	client := newClient(c, transport.DefaultPolicy(), clientOptions{Gate: true, Bundle: bundle})
 	// The AWS APIs are reached on a client of their own: the instance
 	// metadata service (IMDS) is link-local by nature.
-	awsClient := newClient(c, transport.DefaultPolicy(), clientOptions{TLS: bundle})
+	awsClient := newClient(c, transport.DefaultPolicy(), clientOptions{Bundle: bundle})
 	check, err := checkFromFlags(c, client)
 	if err != nil {
 		return gate.Config{}, err

@@ -157,7 +157,7 @@ func agentIdentity(c *cli.Context) (agent.Identity, error) {
 	bundle, err := awsCABundle()
 	var cfg aws.Config
 	if err == nil {
-		cfg, err = awsConfig(ctx, newClient(c, transport.DefaultPolicy(), clientOptions{TLS: bundle}), awsconfig.WithEC2IMDSRegion())
+		cfg, err = awsConfig(ctx, newClient(c, transport.DefaultPolicy(), clientOptions{Bundle: bundle}), awsconfig.WithEC2IMDSRegion())
 	}
 	if err != nil {
 		errs = append(errs, err)

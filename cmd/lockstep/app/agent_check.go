@@ -19,7 +19,7 @@ func agentChecker(c *cli.Context) (agent.Checker, agent.WatchFunc, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := checkFromFlags(c, newClient(c, transport.DefaultPolicy(), clientOptions{Gate: true, TLS: bundle}))
+	cfg, err := checkFromFlags(c, newClient(c, transport.DefaultPolicy(), clientOptions{Gate: true, Bundle: bundle}))
 	if err != nil {
 		return nil, nil, err
 	}

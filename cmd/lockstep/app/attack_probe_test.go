@@ -20,7 +20,8 @@ type probeAttackEnv struct {
 	// movedManifest's CDN base is a path of the CDN that redirects to
 	// another origin.
 	movedManifest string
-	valid         string // a page that references the release's assets
+	valid         string   // a page that references the release's assets
+	assets        []string // the release's asset paths
 	config        manifest.Digest
 }
 
@@ -57,6 +58,8 @@ func newProbeAttackEnv(t *testing.T) probeAttackEnv {
 		"css/clean.css":   `body { background: url(` + cdn + `/` + scenario.Paths(files)[1] + `) }`,
 		"cleansheet.html": valid + `<link rel=stylesheet href="/css/clean.css">`,
 		"moved.html":      scenario.Page(cdn+"/moved", scenario.Paths(files)),
+		"unknown.json":    `{"version": 3, "chunks": {}}`,
+		"gone.json":       `{"files": {"main.js": "/js/gone.1a2b3c4d.js"}, "entrypoints": ["js/gone.1a2b3c4d.js"]}`,
 	}
 	for name, body := range pages {
 		path := filepath.Join(appDir, filepath.FromSlash(name))
@@ -100,7 +103,7 @@ func newProbeAttackEnv(t *testing.T) probeAttackEnv {
 	if err := os.WriteFile(moved, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return probeAttackEnv{app: app, appDir: appDir, cdn: cdn, manifest: mpath, movedManifest: moved, valid: valid, config: conf}
+	return probeAttackEnv{app: app, appDir: appDir, cdn: cdn, manifest: mpath, movedManifest: moved, valid: valid, assets: scenario.Paths(files), config: conf}
 }
 
 // admitPage runs admit against probe (and extra flags) and returns the
@@ -222,6 +225,9 @@ func TestAttackProbe(t *testing.T) {
 		foreign("tab inside the scheme", "<script src=\"ht\ttp://evil.example/a.js\"></script>"),
 		foreign("character references in the URL", `<script src="&#104;ttp://evil.example/a.js"></script>`),
 		foreign("a base href that moves relative references", `<base href="`+evil+`/"><script src="a.js"></script>`),
+		foreign("script data-src (Vite's legacy entry)", `<script nomodule id="vite-legacy-entry" data-src="`+evil+`/index-legacy.js">System.import(document.getElementById('vite-legacy-entry').getAttribute('data-src'))</script>`),
+		foreign("img data-src (lazy loading)", `<img class=lazyload src="data:,x" data-src="`+evil+`/l.png">`),
+		{name: "class 4/an asset on the instance's origin that it does not serve", html: `<script src="/` + e.assets[0] + `"></script>`, code: 1, kind: "asset-missing-on-instance"},
 		{name: "class 4/foreign host allowed by --allow-host", html: `<style>body{background:url(` + evil + `/bg.png)}</style>`, args: []string{"--allow-host", "evil.example"}, code: 0},
 
 		// Stylesheets of the instance's origin are read too.
@@ -231,6 +237,8 @@ func TestAttackProbe(t *testing.T) {
 		{name: "class 4/a stylesheet of the instance the manifest lacks", path: "/cleansheet.html", code: 1, kind: "asset-not-in-manifest"},
 
 		// Content types and encodings the probe cannot read.
+		{name: "class 4/a JSON probe in no asset-list shape", path: "/unknown.json", code: 1, kind: "probe-unreadable"},
+		{name: "class 4/a bundler's list naming a file the manifest lacks", path: "/gone.json", code: 1, kind: "asset-not-in-manifest"},
 		{name: "class 4/content type text/plain", path: "/plain.txt", code: 1, kind: "probe-unreadable"},
 		{name: "class 4/content type application/octet-stream", path: "/blob.bin", code: 1, kind: "probe-unreadable"},
 		{name: "class 4/content type image/svg+xml", path: "/image.svg", code: 1, kind: "probe-unreadable"},

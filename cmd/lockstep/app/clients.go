@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -37,8 +39,10 @@ type clientOptions struct {
 	// fleet check send (gateOptions): never a redirect to another origin,
 	// never a link-local or metadata address unless --allow-link-local.
 	Gate bool
-	// TLS is the client TLS configuration: fleet's agent flags, or the
-	// AWS_CA_BUNDLE roots of the commands that reach AWS (awsCABundle).
+	// Bundle is AWS_CA_BUNDLE, for the commands that reach AWS
+	// (awsCABundle): trusted with the system's roots, for every endpoint.
+	Bundle *caBundle
+	// TLS is the client TLS configuration: fleet's agent flags.
 	TLS *tls.Config
 	// Log sends the transport's retries and waits to the command's logger.
 	Log bool
@@ -58,6 +62,9 @@ func newClient(c *cli.Context, p transport.Policy, o clientOptions) *transport.C
 	if o.Log {
 		opts = append(opts, transport.WithLogger(logger(c)))
 	}
+	if o.Bundle != nil {
+		opts = append(opts, transport.WithTLSConfig(&tls.Config{MinVersion: tls.VersionTLS12}), transport.WithRootCAs(o.Bundle.roots))
+	}
 	if o.TLS != nil {
 		opts = append(opts, transport.WithTLSConfig(o.TLS))
 	}
@@ -67,11 +74,20 @@ func newClient(c *cli.Context, p transport.Policy, o clientOptions) *transport.C
 	return transport.New(p, opts...)
 }
 
-// awsCABundle is the TLS configuration of a command that reaches AWS APIs:
-// the system's roots and AWS_CA_BUNDLE's, for every endpoint, as the AWS
-// SDK would trust them; nil when AWS_CA_BUNDLE is not set. An unreadable
-// bundle is a usage error.
-func awsCABundle() (*tls.Config, error) {
+// caBundle is AWS_CA_BUNDLE's certificates, to be trusted with the system's
+// roots, as the AWS SDK would trust them.
+type caBundle struct {
+	// roots is the system's roots and the bundle's, parsed on the first
+	// call (the first TLS request of any client given the bundle: parsing
+	// every system root costs milliseconds, which a boot gate whose
+	// requests are plain http would pay for nothing), then shared.
+	roots func() *x509.CertPool
+}
+
+// awsCABundle is AWS_CA_BUNDLE, for the clients of a command that reaches
+// AWS APIs; nil when it is not set. An unreadable bundle, or one that holds
+// no PEM certificate, is a usage error, found when the command starts.
+func awsCABundle() (*caBundle, error) {
 	bundle := os.Getenv("AWS_CA_BUNDLE")
 	if bundle == "" {
 		return nil, nil
@@ -80,14 +96,36 @@ func awsCABundle() (*tls.Config, error) {
 	if err != nil {
 		return nil, usage(fmt.Errorf("AWS_CA_BUNDLE: %w", err))
 	}
-	roots, err := x509.SystemCertPool()
-	if err != nil {
-		roots = x509.NewCertPool()
-	}
-	if !roots.AppendCertsFromPEM(pem) {
+	if !holdsCertificate(pem) {
 		return nil, usage(fmt.Errorf("AWS_CA_BUNDLE %s holds no PEM certificate", bundle))
 	}
-	return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}, nil
+	return &caBundle{roots: sync.OnceValue(func() *x509.CertPool {
+		roots, err := x509.SystemCertPool()
+		if err != nil {
+			roots = x509.NewCertPool()
+		}
+		roots.AppendCertsFromPEM(pem)
+		return roots
+	})}, nil
+}
+
+// holdsCertificate reports whether x509.CertPool.AppendCertsFromPEM would
+// add a certificate of data, parsing only up to the first it would add.
+func holdsCertificate(data []byte) bool {
+	for len(data) > 0 {
+		var block *pem.Block
+		block, data = pem.Decode(data)
+		if block == nil {
+			return false
+		}
+		if block.Type != "CERTIFICATE" || len(block.Headers) != 0 {
+			continue
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // awsConfig is the one AWS configuration: the SDK's own (AWS_REGION, the

@@ -1,10 +1,13 @@
 package app
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/lockstep-dev/lockstep/internal/tlstest"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/store"
 	"github.com/lockstep-dev/lockstep/manifest/trusted"
@@ -20,11 +23,31 @@ func TestAWSCABundle(t *testing.T) {
 	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{filepath.Join(dir, "missing.pem"), notPEM} {
+	badDER := filepath.Join(dir, "bad-der.pem")
+	if err := os.WriteFile(badDER, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("not DER")}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(dir, "missing.pem"), notPEM, badDER} {
 		t.Setenv("AWS_CA_BUNDLE", p)
 		if _, err := awsCABundle(); ExitCode(err) != ExitInvalid {
 			t.Errorf("awsCABundle() with AWS_CA_BUNDLE=%s = %v (exit %d), want a usage error", p, err, ExitCode(err))
 		}
+	}
+	// A bundle whose first block is no certificate still counts; its
+	// certificates are trusted.
+	ca := tlstest.NewCA(t)
+	good := filepath.Join(dir, "good.pem")
+	data := append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("not DER")}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw})...)
+	if err := os.WriteFile(good, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_CA_BUNDLE", good)
+	b, err := awsCABundle()
+	if err != nil || b == nil {
+		t.Fatalf("awsCABundle() with a good bundle = %v, %v", b, err)
+	}
+	if _, err := ca.Cert.Verify(x509.VerifyOptions{Roots: b.roots()}); err != nil {
+		t.Errorf("the bundle's roots do not hold its certificate: %v", err)
 	}
 }
 

@@ -231,7 +231,7 @@ func discoverOptions(ctx context.Context, c *cli.Context, specs []string) (fleet
 	if err != nil {
 		return o, err
 	}
-	cfg, err := awsConfig(ctx, newClient(c, transport.DefaultPolicy(), clientOptions{TLS: bundle}), opts...)
+	cfg, err := awsConfig(ctx, newClient(c, transport.DefaultPolicy(), clientOptions{Bundle: bundle}), opts...)
 	if err != nil {
 		return o, err
 	}

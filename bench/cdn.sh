@@ -85,7 +85,8 @@ http {
 CONF
 "$NGINX" -p "$DIR/nginx" -c "$DIR/nginx/nginx.conf" &
 NGINX_PID=$!
-for _ in $(seq 100); do curl -sf -o /dev/null "$BASE/static/00/asset-000000.js" && break; sleep 0.1; done
+ONE=$(sed -n '1s/^url = "\(.*\)"$/\1/p' "$DIR/curl-0.conf") # an asset on the plain server
+for _ in $(seq 100); do curl -sf -o /dev/null "$ONE" && break; sleep 0.1; done
 
 CURL=(curl -s --no-progress-meter --parallel --parallel-max 64 -I)
 # Warm nginx's open-file cache (the tree was just written: the page cache
@@ -97,16 +98,16 @@ fi
 "$LOCKSTEP" --log-level error cdn check --manifest "$DIR/manifest-0.json" --sample 1 >/dev/null
 
 # wrk cannot do HEAD (its parser waits for the body a HEAD response
-# announces), so it GETs one ~2 KiB asset: a little more work per request
+# announces), so it GETs one asset (200 B-4 KiB): a little more work per request
 # for nginx than a HEAD. hey's HEAD rate is printed beside it.
 WRK_RPS=0 HEY_RPS=0
 if [ "$QUICK" != 1 ]; then
 	echo "== wrk (GET, 2 threads, 64 connections, 5 s)" >&2
-	WRK_RPS=$(wrk -t2 -c64 -d5s "$BASE/static/01/asset-000001.js" | awk '/Requests\/sec/ { print $2 }')
+	WRK_RPS=$(wrk -t2 -c64 -d5s "$ONE" | awk '/Requests\/sec/ { print $2 }')
 fi
 if [ "$QUICK" != 1 ] && command -v hey >/dev/null; then
 	echo "== hey (HEAD, 64 connections, 5 s)" >&2
-	HEY_RPS=$(hey -z 5s -c 64 -m HEAD "$BASE/static/01/asset-000001.js" | awk '/Requests\/sec/ { print $2 }')
+	HEY_RPS=$(hey -z 5s -c 64 -m HEAD "$ONE" | awk '/Requests\/sec/ { print $2 }')
 fi
 
 # timed NAME ROLE LABEL CMD...: one timed run: its wall time (to 0.1 ms)
@@ -154,14 +155,14 @@ if [ "$QUICK" != 1 ]; then
 	FULL=$(cat "$DIR/time.out")
 fi
 check "$DIR/manifest-0.json" "$CONCURRENCY" >"$DIR/out"
-OK=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; print(s["ok"], s["requests"], s["retries"])' "$DIR/out")
+OK=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; print(s["ok"], s["requests"], s["retries"], s["comparedBytes"])' "$DIR/out")
 
 python3 - "$DIR" "$N" "$WRK_RPS" "$HEY_RPS" "$FULL" "$OK" <<'PY'
 import os, statistics, sys
 d, n, wrk, hey, full, ok = sys.argv[1:]
 n, wrk, hey = int(n), float(wrk), float(hey)
 full_wall, full_rss = (float(x) for x in full.split())
-ok, req, retries = ok.split()
+ok, req, retries, by_bytes = ok.split()
 def times(name, col=0):
     p = os.path.join(d, name)
     if not os.path.exists(p):
@@ -169,7 +170,7 @@ def times(name, col=0):
     return [float(line.split()[col]) for line in open(p) if line.strip()]
 def mm(v):
     return f"{min(v):.3f} / {statistics.median(v):.3f} s" if v else "not run"
-print(f"{n} assets ({ok} ok, {req} requests, {retries} retries on HTTP/1.1), --concurrency from CONCURRENCY; min / median of the turns")
+print(f"{n} assets ({ok} ok, {req} requests, {retries} retries, {by_bytes} compared by bytes, on HTTP/1.1); min / median of the turns")
 print()
 print("| run | wall, min / median | the check alone (`durationNanos`), min / median | peak RSS | lockstep / curl (medians) |")
 print("| --- | --- | --- | --- | --- |")

@@ -1,5 +1,7 @@
 // Command cdntree writes bench/cdn.sh's inputs in one pass: N generated
-// assets (200 B to about 4 KiB, in 100 directories) under DIR/root, and
+// assets (200 B to about 4 KiB, in 100 directories, named as a bundler
+// names them, with a content hash: static/07/asset-000007.3f9a2b1c.js, so
+// that a check trusts their headers as for a real build) under DIR/root, and
 // for each BASE given, DIR/manifest-K.json (a release manifest listing
 // every asset under that CDN base) and DIR/curl-K.conf (a curl config of
 // the same URLs, for curl -K), K counting from 0. The tree is the same for
@@ -56,7 +58,7 @@ func run(dir string, n int, bases []string) error {
 }
 
 // writeTree writes n assets under root and returns them sorted by path
-// (the names sort as they are generated: static/DD/asset-NNNNNN.js).
+// (the names sort as they are generated: static/DD/asset-NNNNNN.HASH.js).
 func writeTree(root string, n int) ([]manifest.File, error) {
 	for d := range 100 {
 		if err := os.MkdirAll(filepath.Join(root, "static", fmt.Sprintf("%02d", d)), 0o755); err != nil {
@@ -67,18 +69,19 @@ func writeTree(root string, n int) ([]manifest.File, error) {
 	files := make([]manifest.File, n)
 	buf := make([]byte, 200+3900)
 	for i := range n {
-		p := fmt.Sprintf("static/%02d/asset-%06d.js", i%100, i)
 		size := 200 + rng.IntN(3900)
 		b := buf[:size]
 		copy(b, fmt.Sprintf("/* %06d */", i))
 		for j := 12; j < size; j++ {
 			b[j] = 'a' + byte(j%26)
 		}
+		sum := sha256.Sum256(b)
+		hexSum := hex.EncodeToString(sum[:])
+		p := fmt.Sprintf("static/%02d/asset-%06d.%s.js", i%100, i, hexSum[:8]) // webpack's [name].[contenthash:8]
 		if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(p)), b, 0o644); err != nil {
 			return nil, err
 		}
-		sum := sha256.Sum256(b)
-		files[i] = manifest.File{Path: p, Size: int64(size), SHA256: hex.EncodeToString(sum[:])}
+		files[i] = manifest.File{Path: p, Size: int64(size), SHA256: hexSum}
 	}
 	// Sorted by path: directory first, then the asset's number.
 	sortByPath(files)

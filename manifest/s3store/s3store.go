@@ -192,17 +192,44 @@ func contentType(key string, data []byte) string {
 	case strings.HasSuffix(key, manifest.SignatureSuffix):
 		return "text/plain"
 	case strings.Contains(key, "/manifests/"):
-		// The media type of the manifest's version; its apiVersion is
-		// read alone, as the store holds only parsed manifests.
-		var head struct {
-			APIVersion string `json:"apiVersion"`
-		}
-		if json.Unmarshal(data, &head) == nil && manifest.MediaTypeOf(head.APIVersion) != "" {
-			return manifest.MediaTypeOf(head.APIVersion)
+		// The media type of the manifest's version. Its apiVersion is
+		// the first key of a manifest lockstep wrote (keys are sorted),
+		// so reading up to it does not decode the whole document again.
+		if mt := manifest.MediaTypeOf(apiVersion(data)); mt != "" {
+			return mt
 		}
 		return manifest.MediaType
 	}
 	return "application/json"
+}
+
+// apiVersion returns the top-level "apiVersion" of a JSON document, read
+// key by key up to it; "" when there is none or the document is not an
+// object.
+func apiVersion(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		var v json.RawMessage
+		if key != "apiVersion" {
+			if dec.Decode(&v) != nil {
+				return ""
+			}
+			continue
+		}
+		var s string
+		if dec.Decode(&s) != nil {
+			return ""
+		}
+		return s
+	}
+	return ""
 }
 
 // unquote returns an ETag without its quotes: the form both AWS S3 and

@@ -330,6 +330,22 @@ func TestVerifyEmbeddedAttacks(t *testing.T) {
 		}
 		return manifest.EmbeddedAttestation{Digest: dg, MediaType: manifest.AttestationDSSE, Content: content}
 	}
+	// bundle is a Sigstore bundle holding an envelope of payloadType
+	// (signed by no one: the payload type is refused first).
+	bundle := func(d name.Digest, payloadType string) manifest.EmbeddedAttestation {
+		b, err := json.Marshal(map[string]any{
+			"mediaType":            manifest.AttestationBundle,
+			"verificationMaterial": map[string]any{"publicKey": map[string]any{"hint": "builder"}},
+			"dsseEnvelope": map[string]any{"payload": base64.StdEncoding.EncodeToString(sigtest.Provenance(t, repo, commit, d)),
+				"payloadType": payloadType, "signatures": []any{map[string]any{"sig": "AAAA"}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := embed(d, b)
+		a.MediaType = manifest.AttestationBundle
+		return a
+	}
 	good := envelope(key, types.IntotoPayloadType, web)
 	garbled := bytes.Replace(envelope(otherKey, types.IntotoPayloadType, web), []byte(`"sig":"`), []byte(`"sig":"AAAA`), 1)
 	for _, tt := range []struct {
@@ -345,6 +361,7 @@ func TestVerifyEmbeddedAttacks(t *testing.T) {
 		{"material only for a digest the manifest does not pin", []manifest.Image{webIm},
 			[]manifest.EmbeddedAttestation{embed(api, envelope(key, types.IntotoPayloadType, api))}, provenance.CheckMissing, "no provenance attestation"},
 		{"a payload type that is not in-toto", []manifest.Image{webIm}, []manifest.EmbeddedAttestation{embed(web, envelope(key, "application/json", web))}, provenance.CheckSignature, "invalid payloadType"},
+		{"a Sigstore bundle whose payload type is not in-toto", []manifest.Image{webIm}, []manifest.EmbeddedAttestation{bundle(web, "application/json")}, provenance.CheckSignature, `payload type is "application/json"`},
 		{"two signatures, the builder's and a bad one", []manifest.Image{webIm}, []manifest.EmbeddedAttestation{embed(web, twoSigs(good, garbled))}, "", ""},
 		{"two signatures, neither the builder's", []manifest.Image{webIm},
 			[]manifest.EmbeddedAttestation{embed(web, twoSigs(envelope(otherKey, types.IntotoPayloadType, web), garbled))}, provenance.CheckSignature, "Found: 0"},

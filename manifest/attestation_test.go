@@ -57,3 +57,20 @@ func TestValidateAttestations(t *testing.T) {
 		t.Errorf("Validate(a v1 manifest embedding attestations) = %v, want a verification.attestations refusal naming %s", err, APIVersionV2)
 	}
 }
+
+func TestBuildSourceBindable(t *testing.T) {
+	for _, tt := range []struct {
+		s    *BuildSource
+		want bool
+	}{
+		{nil, false},
+		{&BuildSource{}, false},
+		{&BuildSource{Repository: "https://github.com/acme/store"}, false},
+		{&BuildSource{Commit: "0123456789abcdef0123456789abcdef01234567"}, false},
+		{&BuildSource{Repository: "https://github.com/acme/store", Commit: "0123456789abcdef0123456789abcdef01234567"}, true},
+	} {
+		if got := tt.s.Bindable(); got != tt.want {
+			t.Errorf("%+v.Bindable() = %v, want %v", tt.s, got, tt.want)
+		}
+	}
+}

@@ -114,7 +114,7 @@ func isIndex(im *manifest.Image) bool {
 // checkSource refuses a release source that names no repository or no
 // commit: there would be nothing to bind the provenance to.
 func checkReleaseSource(src *manifest.BuildSource) error {
-	if src == nil || src.Repository == "" || src.Commit == "" {
+	if !src.Bindable() {
 		return &manifest.ValidationError{Field: "release.source", Reason: "provenance is checked against the release's source repository and commit, and the release names no repository and commit"}
 	}
 	return nil

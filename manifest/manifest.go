@@ -119,6 +119,12 @@ type BuildSource struct {
 	WorkflowRunURL string `json:"workflowRunURL,omitempty"`
 }
 
+// Bindable reports whether s names a repository and a commit, what a
+// provenance attestation is checked against. A nil s names neither.
+func (s *BuildSource) Bindable() bool {
+	return s != nil && s.Repository != "" && s.Commit != ""
+}
+
 // Image is one image of a release, pinned by digest.
 type Image struct {
 	// Name is the role of the image in the release, e.g. "web".

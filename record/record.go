@@ -272,7 +272,7 @@ func check(opts Options) error {
 	if opts.EmbedAttestations && opts.Provenance == nil {
 		return &verdict.OptionError{Option: "EmbedAttestations", Reason: "needs Provenance: only verified attestations are embedded"}
 	}
-	if s := opts.Source; opts.Provenance != nil && (s == nil || s.Repository == "" || s.Commit == "") {
+	if opts.Provenance != nil && !opts.Source.Bindable() {
 		return &manifest.ValidationError{Field: "release.source", Reason: "provenance is checked against the release's source repository and commit, and none is known (set the source, or record in GitHub Actions)"}
 	}
 	seen := map[string]bool{}

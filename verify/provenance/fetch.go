@@ -32,11 +32,11 @@ func (v *Verifier) fetch(ctx context.Context, repo string, d manifest.Digest) ([
 	dep := "registry " + r.RegistryStr()
 	ropts := append(append([]remote.Option(nil), v.opt.Remote...), remote.WithContext(ctx), remote.Reuse(v.pull))
 	dig := r.Digest(d.String())
-	tagged, err := attestationTag(dig, ropts)
+	tagged, err := attestationTag(dig, d, ropts)
 	if err != nil {
 		return nil, verdict.Unavailable(dep, err)
 	}
-	referred, err := referrers(dig, ropts)
+	referred, err := referrers(dig, d, ropts)
 	if err != nil {
 		return nil, verdict.Unavailable(dep, err)
 	}
@@ -44,8 +44,9 @@ func (v *Verifier) fetch(ctx context.Context, repo string, d manifest.Digest) ([
 	return append(tagged, referred...), nil
 }
 
-// attestationTag reads the DSSE envelopes of cosign's attestation image.
-func attestationTag(d name.Digest, ropts []remote.Option) ([]manifest.EmbeddedAttestation, error) {
+// attestationTag reads the DSSE envelopes of cosign's attestation image
+// of d, whose digest is dg.
+func attestationTag(d name.Digest, dg manifest.Digest, ropts []remote.Option) ([]manifest.EmbeddedAttestation, error) {
 	opts := []ociremote.Option{ociremote.WithRemoteOptions(ropts...)}
 	tag, err := ociremote.AttestationTag(d, opts...)
 	if err != nil {
@@ -61,7 +62,7 @@ func attestationTag(d name.Digest, ropts []remote.Option) ([]manifest.EmbeddedAt
 	}
 	var out []manifest.EmbeddedAttestation
 	for _, s := range list {
-		a, err := fromLayer(d, s)
+		a, err := fromLayer(dg, s)
 		if err != nil {
 			return nil, fmt.Errorf("reading attestations %s: %w", tag, err)
 		}
@@ -70,12 +71,9 @@ func attestationTag(d name.Digest, ropts []remote.Option) ([]manifest.EmbeddedAt
 	return out, nil
 }
 
-// fromLayer is one layer of an attestation image as embedded material.
-func fromLayer(d name.Digest, s oci.Signature) (*manifest.EmbeddedAttestation, error) {
-	dg, err := manifest.ParseDigest(d.DigestStr())
-	if err != nil {
-		return nil, err
-	}
+// fromLayer is one layer of the attestation image of dg as embedded
+// material.
+func fromLayer(dg manifest.Digest, s oci.Signature) (*manifest.EmbeddedAttestation, error) {
 	content, err := s.Payload()
 	if err != nil {
 		return nil, err
@@ -89,10 +87,11 @@ func fromLayer(d name.Digest, s oci.Signature) (*manifest.EmbeddedAttestation, e
 	return a, nil
 }
 
-// referrers reads the Sigstore bundles that refer to d (the referrers API,
+// referrers reads the Sigstore bundles that refer to d, whose digest is
+// dg (the referrers API,
 // or go-containerregistry's fallback to the referrers tag schema).
 // Referrers of other types (SBOMs, signatures) are left alone.
-func referrers(d name.Digest, ropts []remote.Option) ([]manifest.EmbeddedAttestation, error) {
+func referrers(d name.Digest, dg manifest.Digest, ropts []remote.Option) ([]manifest.EmbeddedAttestation, error) {
 	idx, err := remote.Referrers(d, ropts...)
 	if err != nil {
 		return nil, fmt.Errorf("listing the referrers of %s: %w", d, err)
@@ -100,10 +99,6 @@ func referrers(d name.Digest, ropts []remote.Option) ([]manifest.EmbeddedAttesta
 	im, err := idx.IndexManifest()
 	if err != nil {
 		return nil, fmt.Errorf("listing the referrers of %s: %w", d, err)
-	}
-	dg, err := manifest.ParseDigest(d.DigestStr())
-	if err != nil {
-		return nil, err
 	}
 	var out []manifest.EmbeddedAttestation
 	for _, desc := range im.Manifests {

@@ -114,7 +114,7 @@ func isIndex(im *manifest.Image) bool {
 // checkSource refuses a release source that names no repository or no
 // commit: there would be nothing to bind the provenance to.
 func checkReleaseSource(src *manifest.BuildSource) error {
-	if src == nil || src.Repository == "" || src.Commit == "" {
+	if !src.Bindable() {
 		return &manifest.ValidationError{Field: "release.source", Reason: "provenance is checked against the release's source repository and commit, and the release names no repository and commit"}
 	}
 	return nil
@@ -251,7 +251,7 @@ func (v *Verifier) checkOne(ctx context.Context, a manifest.EmbeddedAttestation,
 func (v *Verifier) verifySignature(ctx context.Context, a manifest.EmbeddedAttestation, d manifest.Digest) ([]byte, error) {
 	switch a.MediaType {
 	case manifest.AttestationDSSE:
-		att, err := dsseAttestation(a)
+		att, env, err := dsseAttestation(a)
 		if err != nil {
 			return nil, err
 		}
@@ -260,10 +260,6 @@ func (v *Verifier) verifySignature(ctx context.Context, a manifest.EmbeddedAttes
 			return nil, err
 		}
 		if _, err := cosign.VerifyBlobAttestation(ctx, att, h, v.co); err != nil {
-			return nil, err
-		}
-		var env ssldsse.Envelope
-		if err := json.Unmarshal(a.Content, &env); err != nil {
 			return nil, err
 		}
 		return base64.StdEncoding.DecodeString(env.Payload)
@@ -290,16 +286,18 @@ func (v *Verifier) verifySignature(ctx context.Context, a manifest.EmbeddedAttes
 }
 
 // dsseAttestation is a as cosign's attestation type, with its
-// certificate, chain, Rekor bundle and timestamp.
-func dsseAttestation(a manifest.EmbeddedAttestation) (oci.Signature, error) {
+// certificate, chain, Rekor bundle and timestamp, and a's envelope, parsed
+// once.
+func dsseAttestation(a manifest.EmbeddedAttestation) (oci.Signature, *ssldsse.Envelope, error) {
 	var env ssldsse.Envelope
 	if err := json.Unmarshal(a.Content, &env); err != nil {
-		return nil, fmt.Errorf("the DSSE envelope does not parse: %w", err)
+		return nil, nil, fmt.Errorf("the DSSE envelope does not parse: %w", err)
 	}
 	opts, err := imagesig.Material{Certificate: a.Certificate, Chain: a.Chain, Bundle: a.Bundle, RFC3161Timestamp: a.RFC3161Timestamp}.Options()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts = append(opts, static.WithLayerMediaType(manifest.AttestationDSSE))
-	return static.NewAttestation(a.Content, opts...)
+	att, err := static.NewAttestation(a.Content, opts...)
+	return att, &env, err
 }

@@ -12,6 +12,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sigstore/cosign/v2/pkg/types"
+	sigsig "github.com/sigstore/sigstore/pkg/signature"
+	"github.com/sigstore/sigstore/pkg/signature/dsse"
 
 	"github.com/lockstep-dev/lockstep/internal/memregistry"
 	"github.com/lockstep-dev/lockstep/internal/sigtest"
@@ -283,4 +286,95 @@ func pushImage(t *testing.T, host, repo, tag string) name.Digest {
 		t.Fatal(err)
 	}
 	return r.Digest(d.String())
+}
+
+// TestVerifyEmbeddedAttacks: embedded material an attacker who can edit
+// the manifest before it is signed, or a builder's other output, might
+// try: a valid envelope filed under another image's digest, material for
+// a digest the manifest does not pin, an envelope whose payload type is
+// not in-toto, and envelopes with two signatures.
+func TestVerifyEmbeddedAttacks(t *testing.T) {
+	ctx := context.Background()
+	reg := sigtest.NewRegistry(t)
+	key, otherKey := sigtest.Key(t), sigtest.Key(t)
+	v := keyed(t, signature.Options{Key: key})
+	web, api := reg.PushImage(t, "store/web", "v1"), reg.PushImage(t, "store/api", "v1")
+	webIm, apiIm := sigtest.Pin(t, "web", web), sigtest.Pin(t, "api", api)
+	envelope := func(sv sigsig.SignerVerifier, payloadType string, d name.Digest) []byte {
+		env, err := dsse.WrapSigner(sv, payloadType).SignMessage(bytes.NewReader(sigtest.Provenance(t, repo, commit, d)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	// twoSigs is env with the signatures of other added after its own.
+	twoSigs := func(env, other []byte) []byte {
+		var e, o map[string]any
+		if err := json.Unmarshal(env, &e); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(other, &o); err != nil {
+			t.Fatal(err)
+		}
+		e["signatures"] = append(e["signatures"].([]any), o["signatures"].([]any)...)
+		out, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	embed := func(d name.Digest, content []byte) manifest.EmbeddedAttestation {
+		dg, err := manifest.ParseDigest(d.DigestStr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return manifest.EmbeddedAttestation{Digest: dg, MediaType: manifest.AttestationDSSE, Content: content}
+	}
+	// bundle is a Sigstore bundle holding an envelope of payloadType
+	// (signed by no one: the payload type is refused first).
+	bundle := func(d name.Digest, payloadType string) manifest.EmbeddedAttestation {
+		b, err := json.Marshal(map[string]any{
+			"mediaType":            manifest.AttestationBundle,
+			"verificationMaterial": map[string]any{"publicKey": map[string]any{"hint": "builder"}},
+			"dsseEnvelope": map[string]any{"payload": base64.StdEncoding.EncodeToString(sigtest.Provenance(t, repo, commit, d)),
+				"payloadType": payloadType, "signatures": []any{map[string]any{"sig": "AAAA"}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := embed(d, b)
+		a.MediaType = manifest.AttestationBundle
+		return a
+	}
+	good := envelope(key, types.IntotoPayloadType, web)
+	garbled := bytes.Replace(envelope(otherKey, types.IntotoPayloadType, web), []byte(`"sig":"`), []byte(`"sig":"AAAA`), 1)
+	for _, tt := range []struct {
+		name   string
+		images []manifest.Image
+		atts   []manifest.EmbeddedAttestation
+		want   provenance.Check
+		msg    string // in the refusal
+	}{
+		{"web's own", []manifest.Image{webIm}, []manifest.EmbeddedAttestation{embed(web, good)}, "", ""},
+		{"api's valid envelope filed under web's digest", []manifest.Image{webIm, apiIm},
+			[]manifest.EmbeddedAttestation{embed(web, envelope(key, types.IntotoPayloadType, api)), embed(api, envelope(key, types.IntotoPayloadType, api))}, provenance.CheckSubject, "sha256:" + api.DigestStr()[len("sha256:"):]},
+		{"material only for a digest the manifest does not pin", []manifest.Image{webIm},
+			[]manifest.EmbeddedAttestation{embed(api, envelope(key, types.IntotoPayloadType, api))}, provenance.CheckMissing, "no provenance attestation"},
+		{"a payload type that is not in-toto", []manifest.Image{webIm}, []manifest.EmbeddedAttestation{embed(web, envelope(key, "application/json", web))}, provenance.CheckSignature, "invalid payloadType"},
+		{"a Sigstore bundle whose payload type is not in-toto", []manifest.Image{webIm}, []manifest.EmbeddedAttestation{bundle(web, "application/json")}, provenance.CheckSignature, `payload type is "application/json"`},
+		{"two signatures, the builder's and a bad one", []manifest.Image{webIm}, []manifest.EmbeddedAttestation{embed(web, twoSigs(good, garbled))}, "", ""},
+		{"two signatures, neither the builder's", []manifest.Image{webIm},
+			[]manifest.EmbeddedAttestation{embed(web, twoSigs(envelope(otherKey, types.IntotoPayloadType, web), garbled))}, provenance.CheckSignature, "Found: 0"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &manifest.Manifest{Release: manifest.Release{Source: source}, Images: tt.images, Verification: &manifest.Verification{Attestations: tt.atts}}
+			err := v.VerifyEmbedded(ctx, m)
+			if c := check(t, err); c != tt.want {
+				t.Fatalf("VerifyEmbedded = %v, want %q", err, tt.want)
+			}
+			if err != nil && !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("VerifyEmbedded = %v, want it to say %q", err, tt.msg)
+			}
+		})
+	}
 }

@@ -18,6 +18,9 @@ func TestNormalizeRepository(t *testing.T) {
 		{"HTTPS://GITHUB.COM/org/repo", "https://github.com/org/repo"},
 		{"https://github.com/org/Repo", "https://github.com/org/Repo"}, // the path keeps its case
 		{"https://github.com/org/repo-evil", "https://github.com/org/repo-evil"},
+		{"https://github.com/org/repo.git.evil", "https://github.com/org/repo.git.evil"},
+		{"https://github.com/org/repo/sub", "https://github.com/org/repo/sub"},
+		{"https://x@github.com/org/repo", "https://github.com/org/repo"}, // userinfo is not part of the repository
 	} {
 		if got := NormalizeRepository(tt.in); got != tt.want {
 			t.Errorf("NormalizeRepository(%q) = %q, want %q", tt.in, got, tt.want)
@@ -104,6 +107,10 @@ func TestCheckStatement(t *testing.T) {
 		{"no source at all", st(t, map[string]any{"predicate": map[string]any{}}), CheckRepository, "no source repository"},
 		{"another commit", st(t, map[string]any{"predicate": deps("git+"+repo+"@refs/heads/main", "gitCommit", other)}), CheckCommit, other},
 		{"v1 with sha1 instead of gitCommit", st(t, map[string]any{"predicate": deps("git+"+repo, "sha1", commit)}), CheckRepository, "no source repository"},
+		{"the digest under another algorithm", st(t, map[string]any{"subject": []any{map[string]any{"name": "x", "digest": map[string]string{"sha512": hexA}}}}), CheckSubject, "sha512:" + hexA},
+		{"a commit given as a prefix of the release's", st(t, map[string]any{"predicate": deps("git+"+repo+"@refs/heads/main", "gitCommit", commit[:12])}), CheckCommit, commit[:12]},
+		{"a repository named ours with .git inside", st(t, map[string]any{"predicate": deps("git+"+repo+".git.evil@refs/heads/main", "gitCommit", commit)}), CheckRepository, "store.git.evil"},
+		{"a repository under ours", st(t, map[string]any{"predicate": deps("git+"+repo+"/sub@refs/heads/main", "gitCommit", commit)}), CheckRepository, "store/sub"},
 		{"v0.2 another commit", st(t, map[string]any{"predicateType": SLSAv02, "predicate": v02(repo, other)}), CheckCommit, other},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -28,7 +28,7 @@ func (c *checker) provenance(ctx context.Context, m *manifest.Manifest) {
 		return // pickImage has refused already
 	}
 	subject := "image " + im.Name
-	if s := m.Release.Source; s == nil || s.Repository == "" || s.Commit == "" {
+	if !m.Release.Source.Bindable() {
 		c.add(Finding{Kind: KindProvenance, Subject: subject, Want: "a release.source repository and commit",
 			Message: fmt.Sprintf("manifest %s names no source repository and commit, so the provenance of image %s cannot be bound to it (record it with the source)", m.ID(), im.Name)})
 		return

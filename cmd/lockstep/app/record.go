@@ -247,7 +247,7 @@ func recordProvenance(c *cli.Context, opts *record.Options, ropts []remote.Optio
 	if src == nil {
 		src = record.SourceFromEnv(os.Getenv)
 	}
-	if src == nil || src.Repository == "" || src.Commit == "" {
+	if !src.Bindable() {
 		return usage(errors.New("--require-provenance checks the provenance against the release's source repository and commit, and neither GitHub Actions nor the flags name them: pass --source-repository and --source-commit"))
 	}
 	v, err := provenanceVerifierFromFlags(c, ropts)

@@ -60,3 +60,26 @@ func TestRootCAs(t *testing.T) {
 		t.Errorf("after an http request through a proxy: roots loaded %d times, want 1", n)
 	}
 }
+
+// TestRootCAsRedirect: a plain http URL that redirects to https loads
+// WithRootCAs's roots before the redirected request's handshake, which
+// then trusts them.
+func TestRootCAsRedirect(t *testing.T) {
+	ca := tlstest.NewCA(t)
+	tlsSrv := tlstest.Server(t, ca.ValidFor(t, "127.0.0.1", time.Hour), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	plain := httptest.NewServer(http.RedirectHandler(tlsSrv.URL+"/moved", http.StatusFound))
+	defer plain.Close()
+	var loads atomic.Int32
+	c := New(fast(), WithRootCAs(func() *x509.CertPool { loads.Add(1); return ca.Pool }))
+	resp, err := get(t, c, plain.URL)
+	if err != nil {
+		t.Fatalf("GET %s (redirected to https): %v", plain.URL, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.Scheme != "https" {
+		t.Errorf("GET %s: %s at %s, want 200 at the https URL", plain.URL, resp.Status, resp.Request.URL)
+	}
+	if n := loads.Load(); n != 1 {
+		t.Errorf("roots loaded %d times, want 1", n)
+	}
+}

@@ -15,7 +15,11 @@ const MaxUnhashedBytes = 16 << 20
 // robots.txt, favicon.svg, index.html), so a new build that changes it
 // keeps its name, and a change at the same size slips past a header check
 // where the CDN states no checksum. A hashed name changes with its bytes:
-// the fast check holds.
+// the fast check holds. The name is all it goes by: a name that merely
+// looks hashed (app.deadbeef.js) but is served with other bytes of the
+// same size passes the header check (size, and a SHA-256 only where a
+// header states one: Result.Compared says which); only Options.Full
+// compares its bytes (TestUnhashedEveryBase).
 func wantsBytes(f manifest.File) bool {
 	return f.Size <= MaxUnhashedBytes && assetfiles.NameHash(f.Path) == ""
 }

@@ -164,6 +164,10 @@ func TestAgentlessKubernetes(t *testing.T) {
 			t.Errorf("request %s: want the selector and a limit", q.URL)
 		}
 	}
+	// Overlapping specs name each container once: the tally counts none twice.
+	if both, err := fleet.Discover(ctx, []string{"k8s:store/app=web", "k8s:store", "k8s:store/app=web"}, fleet.DiscoverOptions{Kubernetes: kubeClient(f)}); err != nil || len(both) != 9 {
+		t.Errorf("Discover(k8s:store/app=web k8s:store k8s:store/app=web) = %d targets, %v; want 9, each container once", len(both), err)
+	}
 }
 
 func TestAgentlessKubernetesErrors(t *testing.T) {

@@ -142,7 +142,9 @@ func NeedsAWS(specs []string) (autoScaling, ec2, elbv2 bool) {
 //     (matching the label selector), as the Kubernetes API reports them
 //     (no agent is asked).
 //
-// Targets from ecs: and k8s: carry Observed and are never deduplicated.
+// Targets from ecs: and k8s: carry Observed and are deduplicated by
+// container (its task or pod and its name), so that overlapping specs
+// count each container once; other targets by status URL.
 // A malformed spec, an unknown group or target group, or an unreadable file
 // is a *SpecError; an AWS call that fails is a *verdict.UnavailableError.
 func Discover(ctx context.Context, specs []string, o DiscoverOptions) ([]Target, error) {
@@ -154,10 +156,17 @@ func Discover(ctx context.Context, specs []string, o DiscoverOptions) ([]Target,
 	}
 	var out []Target
 	seen := map[string]int{}
+	observed := map[string]bool{}
 	add := func(ts []Target) {
 		for _, t := range ts {
 			if t.Observed != nil {
-				out = append(out, t)
+				// One container, however many specs name it (k8s:store
+				// and k8s:store/app=web): its task or pod and its name.
+				k := t.URL + "\x00" + t.Observed.Name
+				if !observed[k] {
+					observed[k] = true
+					out = append(out, t)
+				}
 				continue
 			}
 			if i, dup := seen[t.URL]; dup && t.URL != "" {

@@ -87,6 +87,15 @@ func TestCheckClosure(t *testing.T) {
 		},
 			want:    []admission.Kind{admission.KindAssetMissingOnCDN, admission.KindClosureTooLarge},
 			closure: admission.Closure{Graph: true, Referenced: 2, Assets: 6, Checked: 2, Max: 3}, cdnChecks: 2},
+		// The bound is on the closure after the references are counted each
+		// once: the entry referenced three times (other queries, a
+		// fragment) makes no more room for what it loads.
+		{name: "repeated references do not stretch the bound",
+			page: `<!doctype html><link rel=stylesheet href="CDN/css/site.4444.css"><script type=module src="CDN/js/app.1111.js?v=1"></script>` +
+				`<script type=module src="CDN/js/app.1111.js?v=2"></script><link rel=modulepreload href="CDN/js/app.1111.js#x">`,
+			edit: func(fx *fixture, c *admission.Config) { c.MaxClosure = 3 },
+			want: []admission.Kind{admission.KindClosureTooLarge}, unverified: true,
+			closure: admission.Closure{Graph: true, Referenced: 2, Assets: 6, Checked: 2, Max: 3}, cdnChecks: 2},
 		{name: "at the bound", edit: func(fx *fixture, c *admission.Config) { c.MaxClosure = 4 },
 			closure: admission.Closure{Graph: true, Referenced: 2, Assets: 6, Checked: 6, Max: 4}, cdnChecks: 6},
 		{name: "every asset: the bound does not apply", edit: func(fx *fixture, c *admission.Config) { c.MaxClosure, c.AllAssets = 1, true },
@@ -96,7 +105,7 @@ func TestCheckClosure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fx := newFixture(t, graphAssets, graphPage)
+			fx := newFixture(t, graphAssets, cmp.Or(tt.page, graphPage))
 			if !tt.noGraph {
 				withGraph(fx)
 			}

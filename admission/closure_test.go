@@ -243,6 +243,12 @@ func TestCheckOnInstance(t *testing.T) {
 		// lacks, with a 200: another size, so other bytes.
 		{name: "the SPA fallback in place of a worker", edit: func(fx *fixture, c *admission.Config) { fx.appFiles["/static/js/worker.3333.js"] = localPage },
 			want: []admission.Kind{admission.KindAssetContentMismatch}, subject: "js/worker.3333.js", instance: 3, cdnChecks: 6},
+		// A file whose name carries a content hash, at its size with other
+		// bytes: the instance is not the CDN, and its bytes are compared.
+		{name: "a hashed chunk at its size with other bytes", edit: func(fx *fixture, c *admission.Config) {
+			fx.appFiles["/static/js/worker.3333.js"] = "onmessage = () => []" // the length of graphAssets'
+		},
+			want: []admission.Kind{admission.KindAssetContentMismatch}, subject: "js/worker.3333.js", instance: 3, cdnChecks: 6},
 		{name: "on the instance, missing on the CDN", edit: func(fx *fixture, c *admission.Config) { delete(fx.cdnFiles, "js/app.1111.js") },
 			want: []admission.Kind{admission.KindAssetMissingOnCDN}, subject: "js/app.1111.js", instance: 3, cdnChecks: 6},
 		{name: "every reference on the instance", page: `<link rel=stylesheet href="/static/css/site.4444.css"><script src="/static/js/app.1111.js"></script>`,

@@ -76,6 +76,18 @@ func TestCheckClosure(t *testing.T) {
 		// alone, and the lazy chunk's absence goes unseen, as the report says.
 		{name: "no graph: the references only", noGraph: true, edit: func(fx *fixture, c *admission.Config) { delete(fx.cdnFiles, "js/lazy.2222.js") },
 			closure: admission.Closure{Referenced: 2, Assets: 2, Checked: 2}, cdnChecks: 2},
+		// --all-assets and --sample with a v1 manifest check what they did:
+		// every asset, or the references and a sample of the rest.
+		{name: "no graph: every asset", noGraph: true, edit: func(fx *fixture, c *admission.Config) { c.MaxClosure, c.AllAssets = 1, true },
+			closure: admission.Closure{Referenced: 2, Assets: 2, Checked: 2, Max: 1}, cdnChecks: 7},
+		{name: "no graph: a sample beyond the references", noGraph: true, edit: func(fx *fixture, c *admission.Config) { c.Sample = 2 },
+			closure: admission.Closure{Referenced: 2, Assets: 2, Checked: 2}, cdnChecks: 4},
+		{name: "no graph: a sampled asset missing", noGraph: true, edit: func(fx *fixture, c *admission.Config) {
+			c.Sample = 5
+			delete(fx.cdnFiles, "img/unused.png")
+		},
+			want: []admission.Kind{admission.KindAssetMissingOnCDN}, subject: "img/unused.png",
+			closure: admission.Closure{Referenced: 2, Assets: 2, Checked: 2}, cdnChecks: 7},
 		// Over the bound: refused as could-not-check, the references still
 		// checked (and nothing else: no partial closure called done).
 		{name: "a closure over the bound", edit: func(fx *fixture, c *admission.Config) { c.MaxClosure = 3 },

@@ -257,6 +257,12 @@ func TestCheck(t *testing.T) {
 			page: `{"main.js": "CDN/js/app.1111.js", "lazy.js": "CDN/js/lazy.4444.js"}`,
 			edit: func(fx *fixture, c *admission.Config) { fx.pageType = "application/json" },
 			want: []admission.Kind{admission.KindAssetMissingOnCDN, admission.KindAssetNotInManifest}},
+		// Bare IDs in a JSON list are the manifest's or refused: one that
+		// climbs out of the assets is not dropped.
+		{name: "a JSON list naming an ID the manifest lacks", running: amd64Conf.String(),
+			page: `{"assets": ["js/app.1111.js", "./../../etc/x.js"]}`,
+			edit: func(fx *fixture, c *admission.Config) { fx.pageType = "application/json" },
+			want: []admission.Kind{admission.KindAssetMissingOnCDN, admission.KindAssetNotInManifest}},
 		{name: "expired manifest", running: amd64Conf.String(),
 			edit: func(fx *fixture, c *admission.Config) {
 				exp := fx.m.Release.CreatedAt.Add(time.Minute)

@@ -239,6 +239,12 @@ func TestCheck(t *testing.T) {
 				c.AllowHosts = []string{"TRACKER.example.net", "*.example.com"}
 			},
 			warn: []admission.Kind{admission.KindManifestUnsigned}},
+		{name: "a wildcard does not allow a look-alike suffix", running: amd64Conf.String(), page: v1Page + `<script src="https://fonts.example.com.evil.org/f.js"></script>`,
+			edit: func(fx *fixture, c *admission.Config) { c.AllowHosts = []string{"*.example.com"} },
+			want: []admission.Kind{admission.KindAssetForeignHost}},
+		{name: "a wildcard does not allow a look-alike name", running: amd64Conf.String(), page: v1Page + `<script src="https://evilexample.com/g.js"></script>`,
+			edit: func(fx *fixture, c *admission.Config) { c.AllowHosts = []string{"*.example.com"} },
+			want: []admission.Kind{admission.KindAssetForeignHost}},
 		{name: "allowed host by port only", running: amd64Conf.String(), page: `<script src="https://tracker.example.net:8443/t.js"></script>`,
 			edit: func(fx *fixture, c *admission.Config) { c.AllowHosts = []string{"tracker.example.net:443"} },
 			want: []admission.Kind{admission.KindAssetForeignHost}},

@@ -239,6 +239,12 @@ func TestCheck(t *testing.T) {
 				c.AllowHosts = []string{"TRACKER.example.net", "*.example.com"}
 			},
 			warn: []admission.Kind{admission.KindManifestUnsigned}},
+		{name: "a wildcard does not allow a look-alike suffix", running: amd64Conf.String(), page: v1Page + `<script src="https://fonts.example.com.evil.org/f.js"></script>`,
+			edit: func(fx *fixture, c *admission.Config) { c.AllowHosts = []string{"*.example.com"} },
+			want: []admission.Kind{admission.KindAssetForeignHost}},
+		{name: "a wildcard does not allow a look-alike name", running: amd64Conf.String(), page: v1Page + `<script src="https://evilexample.com/g.js"></script>`,
+			edit: func(fx *fixture, c *admission.Config) { c.AllowHosts = []string{"*.example.com"} },
+			want: []admission.Kind{admission.KindAssetForeignHost}},
 		{name: "allowed host by port only", running: amd64Conf.String(), page: `<script src="https://tracker.example.net:8443/t.js"></script>`,
 			edit: func(fx *fixture, c *admission.Config) { c.AllowHosts = []string{"tracker.example.net:443"} },
 			want: []admission.Kind{admission.KindAssetForeignHost}},
@@ -255,6 +261,12 @@ func TestCheck(t *testing.T) {
 			edit: func(fx *fixture, c *admission.Config) { fx.pageType = "application/json" }},
 		{name: "a webpack manifest naming a file the manifest lacks", running: amd64Conf.String(),
 			page: `{"main.js": "CDN/js/app.1111.js", "lazy.js": "CDN/js/lazy.4444.js"}`,
+			edit: func(fx *fixture, c *admission.Config) { fx.pageType = "application/json" },
+			want: []admission.Kind{admission.KindAssetMissingOnCDN, admission.KindAssetNotInManifest}},
+		// Bare IDs in a JSON list are the manifest's or refused: one that
+		// climbs out of the assets is not dropped.
+		{name: "a JSON list naming an ID the manifest lacks", running: amd64Conf.String(),
+			page: `{"assets": ["js/app.1111.js", "./../../etc/x.js"]}`,
 			edit: func(fx *fixture, c *admission.Config) { fx.pageType = "application/json" },
 			want: []admission.Kind{admission.KindAssetMissingOnCDN, admission.KindAssetNotInManifest}},
 		{name: "expired manifest", running: amd64Conf.String(),

@@ -76,6 +76,18 @@ func TestCheckClosure(t *testing.T) {
 		// alone, and the lazy chunk's absence goes unseen, as the report says.
 		{name: "no graph: the references only", noGraph: true, edit: func(fx *fixture, c *admission.Config) { delete(fx.cdnFiles, "js/lazy.2222.js") },
 			closure: admission.Closure{Referenced: 2, Assets: 2, Checked: 2}, cdnChecks: 2},
+		// --all-assets and --sample with a v1 manifest check what they did:
+		// every asset, or the references and a sample of the rest.
+		{name: "no graph: every asset", noGraph: true, edit: func(fx *fixture, c *admission.Config) { c.MaxClosure, c.AllAssets = 1, true },
+			closure: admission.Closure{Referenced: 2, Assets: 2, Checked: 2, Max: 1}, cdnChecks: 7},
+		{name: "no graph: a sample beyond the references", noGraph: true, edit: func(fx *fixture, c *admission.Config) { c.Sample = 2 },
+			closure: admission.Closure{Referenced: 2, Assets: 2, Checked: 2}, cdnChecks: 4},
+		{name: "no graph: a sampled asset missing", noGraph: true, edit: func(fx *fixture, c *admission.Config) {
+			c.Sample = 5
+			delete(fx.cdnFiles, "img/unused.png")
+		},
+			want: []admission.Kind{admission.KindAssetMissingOnCDN}, subject: "img/unused.png",
+			closure: admission.Closure{Referenced: 2, Assets: 2, Checked: 2}, cdnChecks: 7},
 		// Over the bound: refused as could-not-check, the references still
 		// checked (and nothing else: no partial closure called done).
 		{name: "a closure over the bound", edit: func(fx *fixture, c *admission.Config) { c.MaxClosure = 3 },
@@ -87,6 +99,15 @@ func TestCheckClosure(t *testing.T) {
 		},
 			want:    []admission.Kind{admission.KindAssetMissingOnCDN, admission.KindClosureTooLarge},
 			closure: admission.Closure{Graph: true, Referenced: 2, Assets: 6, Checked: 2, Max: 3}, cdnChecks: 2},
+		// The bound is on the closure after the references are counted each
+		// once: the entry referenced three times (other queries, a
+		// fragment) makes no more room for what it loads.
+		{name: "repeated references do not stretch the bound",
+			page: `<!doctype html><link rel=stylesheet href="CDN/css/site.4444.css"><script type=module src="CDN/js/app.1111.js?v=1"></script>` +
+				`<script type=module src="CDN/js/app.1111.js?v=2"></script><link rel=modulepreload href="CDN/js/app.1111.js#x">`,
+			edit: func(fx *fixture, c *admission.Config) { c.MaxClosure = 3 },
+			want: []admission.Kind{admission.KindClosureTooLarge}, unverified: true,
+			closure: admission.Closure{Graph: true, Referenced: 2, Assets: 6, Checked: 2, Max: 3}, cdnChecks: 2},
 		{name: "at the bound", edit: func(fx *fixture, c *admission.Config) { c.MaxClosure = 4 },
 			closure: admission.Closure{Graph: true, Referenced: 2, Assets: 6, Checked: 6, Max: 4}, cdnChecks: 6},
 		{name: "every asset: the bound does not apply", edit: func(fx *fixture, c *admission.Config) { c.MaxClosure, c.AllAssets = 1, true },
@@ -96,7 +117,7 @@ func TestCheckClosure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fx := newFixture(t, graphAssets, graphPage)
+			fx := newFixture(t, graphAssets, cmp.Or(tt.page, graphPage))
 			if !tt.noGraph {
 				withGraph(fx)
 			}
@@ -233,6 +254,12 @@ func TestCheckOnInstance(t *testing.T) {
 		// A single-page app's fallback answers index.html for a path it
 		// lacks, with a 200: another size, so other bytes.
 		{name: "the SPA fallback in place of a worker", edit: func(fx *fixture, c *admission.Config) { fx.appFiles["/static/js/worker.3333.js"] = localPage },
+			want: []admission.Kind{admission.KindAssetContentMismatch}, subject: "js/worker.3333.js", instance: 3, cdnChecks: 6},
+		// A file whose name carries a content hash, at its size with other
+		// bytes: the instance is not the CDN, and its bytes are compared.
+		{name: "a hashed chunk at its size with other bytes", edit: func(fx *fixture, c *admission.Config) {
+			fx.appFiles["/static/js/worker.3333.js"] = "onmessage = () => []" // the length of graphAssets'
+		},
 			want: []admission.Kind{admission.KindAssetContentMismatch}, subject: "js/worker.3333.js", instance: 3, cdnChecks: 6},
 		{name: "on the instance, missing on the CDN", edit: func(fx *fixture, c *admission.Config) { delete(fx.cdnFiles, "js/app.1111.js") },
 			want: []admission.Kind{admission.KindAssetMissingOnCDN}, subject: "js/app.1111.js", instance: 3, cdnChecks: 6},

@@ -202,7 +202,13 @@ func (s *State) Accept(ctx context.Context, m *manifest.Signed) error {
 		return err
 	}
 	// The cached copy first; the record is the commit point, and Cached
-	// checks the copy against it.
+	// checks the copy against it. Every file is fsynced, then renamed, the
+	// record last, then the directory is fsynced once (atomicfile.WriteAll):
+	// a crash between the renames leaves a copy that does not match the
+	// record, which Cached treats as none (no fallback: fail closed). A
+	// copy that already holds m's bytes (the same release accepted again)
+	// is not written again.
+	var files []atomicfile.File
 	for _, f := range []struct {
 		ext  string
 		data []byte
@@ -213,9 +219,10 @@ func (s *State) Accept(ctx context.Context, m *manifest.Signed) error {
 			}
 			continue
 		}
-		if err := atomicfile.Write(base+f.ext, f.data, 0o600); err != nil {
-			return fmt.Errorf("writing trusted state: %w", err)
+		if same(base+f.ext, f.data) {
+			continue
 		}
+		files = append(files, atomicfile.File{Name: filepath.Base(base + f.ext), Data: f.data, Perm: 0o600})
 	}
 	rec := Record{Release: release, Generation: m.Manifest.Release.Generation, Digest: m.Digest, AcceptedAt: s.now().UTC()}
 	b, err := json.MarshalIndent(rec, "", "  ")
@@ -223,10 +230,18 @@ func (s *State) Accept(ctx context.Context, m *manifest.Signed) error {
 		return err
 	}
 	p, _ := s.path(release, ".state.json")
-	if err := atomicfile.Write(p, append(b, '\n'), 0o600); err != nil {
+	files = append(files, atomicfile.File{Name: filepath.Base(p), Data: append(b, '\n'), Perm: 0o600})
+	if err := atomicfile.WriteAll(s.dir, files...); err != nil {
 		return fmt.Errorf("writing trusted state: %w", err)
 	}
 	return nil
+}
+
+// same reports whether the regular file at p holds exactly data (read
+// without following a link, as Cached reads it).
+func same(p string, data []byte) bool {
+	b, err := regfile.ReadNoFollow(p, int64(len(data))+1)
+	return err == nil && bytes.Equal(b, data)
 }
 
 // Cached returns the manifest last accepted for release and when, or

@@ -249,3 +249,55 @@ func TestWritableCreatesNothing(t *testing.T) {
 		t.Errorf("Writable created %s: %v", filepath.Join(dir, "a"), err)
 	}
 }
+
+// TestAcceptAgain: accepting the same release again moves acceptedAt and
+// rewrites only what changed; a cached copy that was damaged, or whose
+// signature differs, is written again, and nothing temporary is left.
+func TestAcceptAgain(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
+	st, dir := newState(t, c)
+	m := storetest.Signed(storetest.Manifest(t, "web", 3, ""))
+	if err := st.Accept(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(dir, "web.manifest.json")
+	if err := os.WriteFile(copyPath, []byte(`{"damaged": true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.t = c.t.Add(time.Hour)
+	if err := st.Accept(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	got, at, ok, err := st.Cached("web")
+	if err != nil || !ok || got.Digest != m.Digest || string(got.Signature) != string(m.Signature) || !at.Equal(c.t) {
+		t.Fatalf("Cached after accepting again = %v, %s, %v, %v; want the manifest, its signature, accepted at %s", got, at, ok, err, c.t)
+	}
+	// The same bytes with another signature: the signature is rewritten.
+	resigned := *m
+	resigned.Signature = []byte("b3RoZXI=\n")
+	if err := st.Accept(ctx, &resigned); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, ok, _ := st.Cached("web"); !ok || string(got.Signature) != string(resigned.Signature) {
+		t.Fatalf("Cached signature = %q, want %q", got.Signature, resigned.Signature)
+	}
+	// Unsigned now: the old signature is removed, not kept beside it.
+	unsigned := *m
+	unsigned.Signature, unsigned.Bundle = nil, nil
+	if err := st.Accept(ctx, &unsigned); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, ok, _ := st.Cached("web"); !ok || got.Signature != nil {
+		t.Fatalf("Cached signature after an unsigned accept = %q, want none", got.Signature)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if name := e.Name(); name != ".lock" && name != "web.manifest.json" && name != "web.state.json" {
+			t.Errorf("state directory holds %s, want only the lock, the copy and the record", name)
+		}
+	}
+}

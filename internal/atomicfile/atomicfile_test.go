@@ -1,0 +1,62 @@
+package atomicfile_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/lockstep-dev/lockstep/internal/atomicfile"
+)
+
+func TestWriteAll(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a"), []byte("old"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := atomicfile.WriteAll(dir, atomicfile.File{Name: "a", Data: []byte("new a"), Perm: 0o600},
+		atomicfile.File{Name: "b", Data: []byte("new b"), Perm: 0o600}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"a": "new a", "b": "new b"} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != want {
+			t.Errorf("%s = %q, %v; want %q", name, b, err, want)
+		}
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "a")); fi.Mode().Perm() != 0o640 {
+		t.Errorf("a's mode = %v, want the existing file's 0640 kept", fi.Mode().Perm())
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "b")); fi.Mode().Perm() != 0o600 {
+		t.Errorf("b's mode = %v, want 0600", fi.Mode().Perm())
+	}
+	// A file that cannot be written (a directory in its place is fine for
+	// the temporary file, not for the rename) leaves the ones before it
+	// replaced, the ones after untouched, and no temporary file.
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "d", "x"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := atomicfile.WriteAll(dir, atomicfile.File{Name: "a", Data: []byte("newer a")},
+		atomicfile.File{Name: "d", Data: []byte("file")}, atomicfile.File{Name: "b", Data: []byte("newer b")})
+	if err == nil {
+		t.Fatal("WriteAll over a non-empty directory succeeded")
+	}
+	for name, want := range map[string]string{"a": "newer a", "b": "new b"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != want {
+			t.Errorf("after the failed rename %s = %q, want %q", name, b, want)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 3 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("directory holds %v, want a, b and d only", names)
+	}
+	// A directory that does not exist: nothing written, an error.
+	if err := atomicfile.WriteAll(filepath.Join(dir, "missing"), atomicfile.File{Name: "a", Data: []byte("x")}); err == nil {
+		t.Error("WriteAll into a missing directory succeeded")
+	}
+}

@@ -15,9 +15,11 @@ import (
 	"github.com/lockstep-dev/lockstep/admission/running"
 	"github.com/lockstep-dev/lockstep/admission/running/runningtest"
 	"github.com/lockstep-dev/lockstep/internal/scenario"
+	"github.com/lockstep-dev/lockstep/internal/sigtest"
 	"github.com/lockstep-dev/lockstep/internal/testenv"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 )
 
@@ -28,6 +30,10 @@ import (
 //
 //	in-process: admission.Check, as the agent calls it
 //	cli:        the lockstep binary, process start included, as a boot hook runs it
+//
+// each of an unsigned manifest (--insecure-allow-unsigned) and, as
+// -signed, of the same manifest signed with a key (--key: the signature
+// verified, as a real gate does).
 func BenchmarkAdmit(b *testing.B) {
 	files := scenario.Assets("bench", 500)
 	cdnDir := b.TempDir()
@@ -54,10 +60,29 @@ func BenchmarkAdmit(b *testing.B) {
 	if err := os.WriteFile(mpath, raw, 0o644); err != nil {
 		b.Fatal(err)
 	}
+	// The same manifest, keyed-signed (MANIFEST.sig beside it, as `lockstep
+	// sign --key` writes it), for the -signed variants: a real gate
+	// verifies a signature.
+	sv := sigtest.Key(b)
+	sig, err := signature.Sign(context.Background(), sv, raw, signature.SignOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	spath := filepath.Join(b.TempDir(), "release.json")
+	keyPath := filepath.Join(filepath.Dir(spath), "cosign.pub")
+	for p, data := range map[string][]byte{spath: raw, spath + signature.SignatureSuffix: sig.Base64, keyPath: sigtest.PublicPEM(b, sv)} {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	verifier, err := signature.NewVerifier(signature.Options{Key: sv})
+	if err != nil {
+		b.Fatal(err)
+	}
 	host, dockerReqs := runningtest.Docker(b, runningtest.Container{ID: strings.Repeat("ab", 32), Name: "web", Reference: im.Ref,
 		ImageID: config, RepoDigests: []string{im.Repository + "@" + md.String()}, OS: "linux", Arch: "amd64"})
 
-	b.Run("in-process", func(b *testing.B) {
+	inProcess := func(b *testing.B, path string, v manifest.Verifier) {
 		src, err := running.Parse("docker:web", running.Options{DockerHost: host})
 		if err != nil {
 			b.Fatal(err)
@@ -72,19 +97,23 @@ func BenchmarkAdmit(b *testing.B) {
 			start := time.Now()
 			d := admission.Check(context.Background(), admission.Config{
 				CDN:    cdngate.Checker{},
-				Source: manifest.FileSource{Path: mpath}, AllowUnsigned: true, Image: "web", Running: src,
+				Source: manifest.FileSource{Path: path}, Verifier: v, AllowUnsigned: v == nil, Image: "web", Running: src,
 				Platform: "linux/amd64", Probes: []string{app}, Client: transport.New(transport.DefaultPolicy()),
 			})
 			lat = append(lat, time.Since(start))
-			if !d.Allowed || d.CDNChecked != 50 {
-				b.Fatalf("Allowed %v, CDNChecked %d:\n%s", d.Allowed, d.CDNChecked, dump(d))
+			if !d.Allowed || d.CDNChecked != 50 || d.Unsigned != (v == nil) {
+				b.Fatalf("Allowed %v, CDNChecked %d, Unsigned %v:\n%s", d.Allowed, d.CDNChecked, d.Unsigned, dump(d))
 			}
 			reqs += d.Requests
 		}
 		report(b, lat, float64(reqs+dockerReqs.Load()-before))
-	})
+	}
+	b.Run("in-process", func(b *testing.B) { inProcess(b, mpath, nil) })
+	b.Run("in-process-signed", func(b *testing.B) { inProcess(b, spath, verifier) })
 
-	b.Run("cli", func(b *testing.B) {
+	// cli runs the lockstep binary (LOCKSTEP_BIN, else a fresh build) with
+	// trust, the flags that say whom to trust.
+	cli := func(b *testing.B, path string, trust ...string) {
 		// bench/run.sh builds the binary once for every benchmark.
 		bin := os.Getenv("LOCKSTEP_BIN")
 		if bin == "" {
@@ -99,8 +128,8 @@ func BenchmarkAdmit(b *testing.B) {
 		before := dockerReqs.Load()
 		b.ResetTimer()
 		for b.Loop() {
-			cmd := exec.Command(bin, "admit", "--manifest", mpath, "--release", "store-web", "--insecure-allow-unsigned", "--image", "web",
-				"--running", "docker:web", "--platform", "linux/amd64", "--probe", app, "--format", "json")
+			cmd := exec.Command(bin, append(append([]string{"admit", "--manifest", path, "--release", "store-web"}, trust...), "--image", "web",
+				"--running", "docker:web", "--platform", "linux/amd64", "--probe", app, "--format", "json")...)
 			cmd.Env = append(os.Environ(), "DOCKER_HOST="+host, "LOCKSTEP_STATE_DIR="+stateDir)
 			start := time.Now()
 			out, err := cmd.Output()
@@ -109,13 +138,15 @@ func BenchmarkAdmit(b *testing.B) {
 				b.Fatalf("lockstep admit: %v\n%s", err, out)
 			}
 			var d admission.Decision
-			if err := json.Unmarshal(out, &d); err != nil || !d.Allowed {
+			if err := json.Unmarshal(out, &d); err != nil || !d.Allowed || d.Unsigned != (trust[0] != "--key") {
 				b.Fatalf("lockstep admit: %v\n%s", err, out)
 			}
 			reqs += d.Requests
 		}
 		report(b, lat, float64(reqs+dockerReqs.Load()-before))
-	})
+	}
+	b.Run("cli", func(b *testing.B) { cli(b, mpath, "--insecure-allow-unsigned") })
+	b.Run("cli-signed", func(b *testing.B) { cli(b, spath, "--key", keyPath) })
 }
 
 func report(b *testing.B, lat []time.Duration, requests float64) {

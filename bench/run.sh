@@ -9,6 +9,7 @@
 #	benchmark  lockstep                              anchor
 #	start      lockstep version                      crane version
 #	admit      lockstep admit (process)              admission.Check in process
+#	admit-signed  the same, a keyed-signed manifest  the same, in process
 #	parse      manifest.Parse, 10,000 assets         json.Unmarshal of the same bytes
 #	provenance an embedded provenance at boot         the embedded image signature
 #	cdn-N      lockstep cdn check, N HEADs on nginx  curl --parallel --parallel-max 64 -I

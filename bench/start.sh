@@ -6,8 +6,10 @@
 # heaviest package initialisations (GODEBUG=inittrace=1, one start).
 # BEFORE=BIN also starts BIN each round (role `before`): a change's
 # before/after in the same interleaved run. FLOORS=1 also starts the
-# programs of bench/startfloor (roles floor-gate, floor-gatenosig): what
-# `lockstep admit` links, with and without cosign, and nothing else.
+# programs of bench/startfloor (roles floor-gate, floor-gatenosig,
+# floor-gatecore, floor-containerd, floor-empty): what `lockstep admit`
+# links, with and without cosign, what a gate cannot do without,
+# containerd's client alone, and an empty Go program.
 #
 #   bench/start.sh            ROUNDS=5 STARTS=20 BEFORE= FLOORS=0
 set -euo pipefail
@@ -30,7 +32,7 @@ starts() { # BIN: the mean milliseconds of one start over STARTS starts
 }
 floors=()
 if [ "${FLOORS:-0}" = 1 ]; then
-	for f in gate gatenosig; do go build -o "$tmp/$f" "./bench/startfloor/$f" && floors+=("$f"); done
+	for f in gate gatenosig gatecore containerd empty; do go build -o "$tmp/$f" "./bench/startfloor/$f" && floors+=("$f"); done
 fi
 "$bin" version >/dev/null; "$crane" version >/dev/null # page cache
 for _ in $(seq "$ROUNDS"); do

@@ -3,7 +3,12 @@
 // part could start (the package initialisation of what it links), the
 // figure that decides whether a gate-only build is worth shipping.
 //
-//	gate       what `lockstep admit` links, with no other command
-//	gatenosig  the same without manifest/signature and verify/imagesig,
-//	           that is without cosign/v2/pkg/cosign
+//	gate        what `lockstep admit` links, with no other command
+//	gatenosig   the same without manifest/signature and verify/imagesig,
+//	            that is without cosign/v2/pkg/cosign
+//	gatecore    what a gate cannot do without: the check, the runtimes,
+//	            the trusted state, the CDN check, keyed verification by
+//	            sigstore/sigstore, the CLI; no AWS, registry or cosign
+//	containerd  containerd's Go client alone (admission/running uses it)
+//	empty       nothing: any Go program's start
 package startfloor

@@ -10,8 +10,10 @@
 // comes earlier, still happens. main calls RestoreAfter: a command done
 // within that time (admit, version, a CI step) never collects again; a
 // longer one (the agent, the webhook, fleet check) gets GOGC back, as the
-// environment set it, after that time. With GOGC set in the environment
-// nothing changes.
+// environment set it, after that time. Meanwhile a soft memory limit of
+// Limit bounds what the heap may grow to (a command that allocates fast
+// in its first moments still collects). With GOGC set in the environment
+// nothing changes; with GOMEMLIMIT set, no limit is set.
 package startgc
 
 import (
@@ -24,9 +26,13 @@ import (
 // Percent is the GOGC of a starting process.
 const Percent = 800
 
+// Limit is the soft memory limit of a starting process, in bytes.
+const Limit = 128 << 20
+
 var (
-	mu      sync.Mutex
-	restore = -1 // the GOGC to put back; -1: nothing to put back
+	mu           sync.Mutex
+	restore      = -1 // the GOGC to put back; -1: nothing to put back
+	restoreLimit = int64(-1)
 )
 
 func init() {
@@ -34,6 +40,9 @@ func init() {
 		return // the environment decides, during start-up too
 	}
 	restore = debug.SetGCPercent(Percent)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		restoreLimit = debug.SetMemoryLimit(Limit)
+	}
 }
 
 // RestoreAfter puts back the GOGC of before init after d, if init changed
@@ -46,6 +55,10 @@ func RestoreAfter(d time.Duration) {
 		if restore != -1 {
 			debug.SetGCPercent(restore)
 			restore = -1
+		}
+		if restoreLimit != -1 {
+			debug.SetMemoryLimit(restoreLimit)
+			restoreLimit = -1
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package startgc
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 	"testing"
@@ -31,8 +32,16 @@ func TestRestoreAfter(t *testing.T) {
 	mu.Lock()
 	if restore == -1 {
 		restore = debug.SetGCPercent(Percent)
+		if os.Getenv("GOMEMLIMIT") == "" {
+			restoreLimit = debug.SetMemoryLimit(Limit)
+		}
 	}
 	mu.Unlock()
+	if os.Getenv("GOMEMLIMIT") == "" {
+		if l := debug.SetMemoryLimit(-1); l != Limit {
+			t.Errorf("while starting the memory limit = %d, want %d", l, Limit)
+		}
+	}
 	RestoreAfter(10 * time.Millisecond)
 	if p := gcPercent(); p != Percent {
 		t.Fatalf("GOGC = %d at once after RestoreAfter, want %d until the time is up", p, Percent)
@@ -43,6 +52,9 @@ func TestRestoreAfter(t *testing.T) {
 			t.Fatalf("GOGC = %d 10 s after RestoreAfter(10ms), want 100 back", gcPercent())
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+	if l := debug.SetMemoryLimit(-1); os.Getenv("GOMEMLIMIT") == "" && l != math.MaxInt64 {
+		t.Errorf("after RestoreAfter the memory limit = %d, want none (math.MaxInt64)", l)
 	}
 	RestoreAfter(0) // twice: nothing left to restore, nothing changes
 	time.Sleep(20 * time.Millisecond)

@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -45,7 +46,7 @@ func (p *pinner) index(ctx context.Context, r reference, desc *fetched, im *mani
 			}
 		}
 		child := r.repo.Digest(m.Digest.String())
-		raw, err := p.object(m.Digest, func() ([]byte, error) {
+		raw, err := p.object(r, m.Digest, func() ([]byte, error) {
 			cd, err := p.puller.Get(ctx, child)
 			if err != nil {
 				return nil, classify(r.given, child.String(), host, err)
@@ -134,7 +135,7 @@ func (p *pinner) image(ctx context.Context, r reference, desc *fetched, im *mani
 // it), verified against its digest as it is read.
 func (p *pinner) config(ctx context.Context, r reference, cfg v1.Hash) (*v1.ConfigFile, error) {
 	host := r.repo.RegistryStr()
-	raw, err := p.object(cfg, func() ([]byte, error) {
+	raw, err := p.object(r, cfg, func() ([]byte, error) {
 		l, err := p.puller.Layer(ctx, r.repo.Digest(cfg.String()))
 		if err != nil {
 			return nil, classify(r.given, "the config of "+r.given, host, err)
@@ -163,18 +164,26 @@ func (p *pinner) config(ctx context.Context, r reference, cfg v1.Hash) (*v1.Conf
 	return cf, nil
 }
 
-// object returns the immutable object with digest d from the cache, or
-// fetches and caches it.
-func (p *pinner) object(d v1.Hash, fetch func() ([]byte, error)) ([]byte, error) {
-	if b, ok := p.cache.get(d); ok {
+// object returns the immutable object with digest d of r's repository:
+// fetched before in this run (or being fetched: see fetchedObjects), from
+// the cache, or fetched now by fetch, and cached.
+func (p *pinner) object(r reference, d v1.Hash, fetch func() ([]byte, error)) ([]byte, error) {
+	b, err := p.objects.get(r.repo.Name(), d, func() ([]byte, error) {
+		if b, ok := p.cache.get(d); ok {
+			return b, nil
+		}
+		b, err := fetch()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.cache.put(d, b); err != nil {
+			p.log.Debug("not cached", "digest", d.String(), "err", err)
+		}
 		return b, nil
+	})
+	var wrong *wrongBytesError
+	if errors.As(err, &wrong) {
+		return nil, verdict.Unavailable("registry "+r.repo.RegistryStr(), fmt.Errorf("resolving %s: %w", r.given, err))
 	}
-	b, err := fetch()
-	if err != nil {
-		return nil, err
-	}
-	if err := p.cache.put(d, b); err != nil {
-		p.log.Debug("not cached", "digest", d.String(), "err", err)
-	}
-	return b, nil
+	return b, err
 }

@@ -106,13 +106,14 @@ stats() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {printf "%.3f %.3f\
 median() { stats "$@" | cut -d' ' -f2; }
 crane_loop() { for r in "${REFS[@]}"; do crane digest --insecure "$r"; done; }
 # requests BIN: what a cold pin by BIN sends, by kind, from the registry's
-# access log (a registry restarted with it on, then off again).
+# access log (a registry restarted with it on, then off again; only the
+# requests of go-containerregistry, not the readiness check's curl).
 requests() {
 	stop_registry
 	start_registry false
 	"$1" pin --cache '' "${REFS[@]}" >/dev/null
 	stop_registry
-	awk '$6 ~ /^"(GET|HEAD)$/ {print substr($6, 2), $7}' "$WORK/registry.log" |
+	awk '$6 ~ /^"(GET|HEAD)$/ && /go-containerregistry/ {print substr($6, 2), $7}' "$WORK/registry.log" |
 		sed -E 's#^([A-Z]+) /v2/$#\1 ping#; s#^([A-Z]+) /v2/.*/(manifests|blobs)/.*#\1 \2#' |
 		sort | uniq -c | awk '{printf "%s%s %s %d", sep, $2, $3, $1; sep = ", "} END {print ""}'
 	start_registry true

@@ -5,10 +5,13 @@
 # BIN's pins each round (role `before`): a change's before/after in the
 # same interleaved run. Beside each wall time it reports the registry's own
 # CPU time for that run (utime + stime of docker-registry, /proc), and the
-# median requests a cold pin sends (counted in the registry's access log,
-# in a run before the timed ones).
+# requests a cold pin sends (counted in the registry's access log, in a
+# run before the timed ones). SHARED images (default 10; 0: none) are also
+# tagged N times over (bench/app:s1..sN, as when several roles or tags
+# name one image) and pinned with no cache (pin-shared; its anchor is the
+# same crane loop, whose cost does not depend on what the tags share).
 #
-#   bench/pin.sh [N] [RUNS]        BEFORE=
+#   bench/pin.sh [N] [RUNS]        BEFORE= SHARED=10
 #
 # Needs docker-registry (scripts/install-deps.sh installs it); installs
 # crane into .cache/bin when missing or another version, at the version
@@ -81,6 +84,15 @@ for i in $(seq 1 "$N"); do
 	crane mutate --insecure --label "n=$i" -t "$HOST/bench/app:t$i" "$HOST/bench/app:base" >/dev/null 2>&1
 	REFS+=("$HOST/bench/app:t$i")
 done
+SHARED=${SHARED:-10}
+SREFS=()
+if [ "$SHARED" -gt 0 ]; then
+	echo "== tagging $SHARED images $N times over" >&2
+	for i in $(seq 1 "$N"); do
+		crane tag --insecure "$HOST/bench/app:t$(((i - 1) % SHARED + 1))" "s$i" >/dev/null 2>&1
+		SREFS+=("$HOST/bench/app:s$i")
+	done
+fi
 
 TICK=$(getconf CLK_TCK)
 # the registry's CPU time so far (utime + stime), in clock ticks
@@ -156,8 +168,16 @@ for _ in $(seq "$RUNS"); do
 		timed before-empty "$BEFORE" pin --cache "$WORK/empty" --concurrency "$CONC" "${REFS[@]}"
 		sample pin-empty before "$LAST" s "the BEFORE binary's pin of $N tags into an empty cache, concurrency $CONC"
 	fi
+	if [ "$SHARED" -gt 0 ]; then
+		timed shared lockstep pin --cache "" --concurrency "$CONC" "${SREFS[@]}"
+		sample pin-shared lockstep "$LAST" s "lockstep pin of $N tags of $SHARED images, --cache '', concurrency $CONC"
+		if [ -n "${BEFORE:-}" ]; then
+			timed before-shared "$BEFORE" pin --cache "" --concurrency "$CONC" "${SREFS[@]}"
+			sample pin-shared before "$LAST" s "the BEFORE binary's pin of $N tags of $SHARED images, --cache ''"
+		fi
+	fi
 	timed crane crane_loop
-	for b in warm cold empty; do sample "pin-$b" anchor "$LAST" s "a loop of crane digest over $N tags"; done
+	for b in warm cold empty $([ "$SHARED" -gt 0 ] && echo shared); do sample "pin-$b" anchor "$LAST" s "a loop of crane digest over $N tags"; done
 done
 # one round trip: a manifest HEAD, as a warm lockstep sends it, over a
 # kept-alive connection
@@ -202,6 +222,10 @@ row "lockstep pin --cache '' (concurrency $CONC)" cold
 [ -z "${BEFORE:-}" ] || row "BEFORE's pin --cache ''" before-cold
 row "lockstep pin, an empty cache (concurrency $CONC)" empty
 [ -z "${BEFORE:-}" ] || row "BEFORE's pin, an empty cache" before-empty
+if [ "$SHARED" -gt 0 ]; then
+	row "lockstep pin --cache '', $N tags of $SHARED images" shared
+	[ -z "${BEFORE:-}" ] || row "BEFORE's pin --cache '', $N tags of $SHARED images" before-shared
+fi
 row "loop of crane digest" crane
 printf '%-48s %9.4f\n' "one round trip (manifest HEAD, hey)" "$RTT"
 printf '%-48s %9.3f\n' "floor: N/$CONC round trips" "$FLOOR"

@@ -17,6 +17,7 @@
 #	pin-warm   lockstep pin of 100 tags (cache)      a loop of crane digest
 #	pin-cold   lockstep pin --cache ''               a loop of crane digest
 #	pin-empty  lockstep pin into an empty cache      a loop of crane digest
+#	pin-shared lockstep pin --cache '', 10 images   a loop of crane digest
 #	hash       lockstep record, 1 GiB, 20,000 files  sha256sum (one process)
 #	graph-js   the asset graph's JavaScript parser   the same package's lexer alone
 #	closure    admit's closure, 10,000 assets        the same check, --all-assets (bench/closure.sh)

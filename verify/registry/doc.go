@@ -19,7 +19,9 @@
 // helper) unless Options say otherwise. With Options.Cache, image configs
 // and platform manifests, immutable and addressed by digest, are kept in a
 // directory and verified on every read, so that pinning a tag again costs
-// one request.
+// one request. With or without it, one Resolve fetches each platform
+// manifest and config of a repository once, however many tags share it,
+// and an index's platform manifests concurrently.
 //
 // Errors are typed at the boundary, never by matching strings:
 //   - *ReferenceError: the reference or platform does not parse (input);

@@ -237,10 +237,11 @@ func Resolve(ctx context.Context, reqs []Request, opt Options) (*Result, error) 
 }
 
 type pinner struct {
-	opt    Options
-	puller *remote.Puller
-	cache  *blobCache
-	log    *slog.Logger
+	opt     Options
+	puller  *remote.Puller
+	cache   *blobCache
+	objects fetchedObjects // this run's, whatever the cache
+	log     *slog.Logger
 }
 
 func newPinner(ctx context.Context, opt Options) (*pinner, error) {

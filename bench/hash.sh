@@ -6,17 +6,21 @@
 #     1 MiB blocks, BenchmarkSHA256).
 # lockstep is timed twice: `lockstep record` with no images (the whole
 # command: start, walk, hash, encode, write) and the library alone
-# (BenchmarkHash). Each figure is the best of RUNS runs: the machine is
-# shared, and the best run is the one least disturbed. The variants take
-# turns, round after round, and each run of `lockstep record` and of
-# sha256sum is also a `bench` line (bench/lib.sh) for bench/run.sh.
+# (BenchmarkHash). BEFORE=BIN also times BIN's `lockstep record` each
+# round (role `before`): a change's before/after in the same interleaved
+# run. The variants take turns, round after round (the machine is shared:
+# each round meets the same load), and each figure is the min and the
+# median of ROUNDS runs; the limit is taken from the fastest SHA-256 run
+# (the one least disturbed). Each run of `lockstep record`, of BEFORE's
+# and of sha256sum is also a `bench` line (bench/lib.sh) for bench/run.sh.
 # Targets: ≥ 3× sha256sum, ≥ 70% of the limit.
-#   bench/hash.sh [DIR]      (RUNS=3 FILES=20000 BYTES=1073741824)
+#   bench/hash.sh [DIR]      (ROUNDS=5 FILES=20000 BYTES=1073741824 BEFORE=)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 DIR=${1:-/tmp/lockstep-bench-hash}
-RUNS=${RUNS:-3}
+ROUNDS=${ROUNDS:-${RUNS:-5}} # RUNS: the name bench/run.sh passes
+BEFORE=${BEFORE:-}
 FILES=${FILES:-20000}
 BYTES=${BYTES:-1073741824}
 CPUS=$(nproc)
@@ -35,25 +39,21 @@ find "$DIR" -type f -print0 | xargs -0 cat >/dev/null
 if [ -n "${LOCKSTEP_BIN:-}" ]; then ln -s "$LOCKSTEP_BIN" "$work/lockstep"; else go build -o "$work/lockstep" ./cmd/lockstep; fi
 go test -c -o "$work/assets.test" ./manifest/assets
 
-# measure NAME CMD...: one run; keeps the best wall time so far and the CPU
-# seconds (user + sys) of that run in $work/NAME, and prints the run's
-# wall time as a bench line when $ROLE is set.
+# measure NAME CMD...: one run; appends its wall time and CPU seconds
+# (user + sys) to $work/NAME, and prints the wall time as a bench line
+# when $ROLE is set.
 measure() {
   local name=$1; shift
-  local best="" line
-  [ -f "$work/$name" ] && best=$(cat "$work/$name")
   local t0
   t0=$(now_ns)
   /usr/bin/time -f "%e %U %S" -o "$work/time" bash -c "$*" >/dev/null 2>"$work/stderr" || { cat "$work/stderr" >&2; exit 1; }
   t0=$(echo "scale=4; ($(now_ns) - $t0) / 1000000000" | bc)
-  line=$(tail -1 "$work/time")
-  if [ -z "$best" ] || [ "$(echo "${line%% *} < ${best%% *}" | bc -l)" = 1 ]; then best=$line; fi
-  echo "$best" >"$work/$name"
+  tail -1 "$work/time" | awk '{print $1, $2 + $3}' >>"$work/$name"
   if [ -n "${ROLE:-}" ]; then sample hash "$ROLE" "$t0" s "$LABEL"; fi
 }
 sha256sum_one() { find "$DIR" -type f -print0 | xargs -0 -P1 sha256sum; }
-lockstep_record() {
-  "$work/lockstep" --log-level warn record --release bench --generation 1 --assets "$DIR" --cdn https://cdn.example/ --output "$work/m.json"
+lockstep_record() { # [BIN]
+  "${1:-$work/lockstep}" --log-level warn record --release bench --generation 1 --assets "$DIR" --cdn https://cdn.example/ --output "$work/m.json"
 }
 library() { # a first Hash, then 3 timed: 4 in the process's CPU time
   LOCKSTEP_BENCH_TREE=$DIR "$work/assets.test" -test.run XXX -test.bench '^BenchmarkHash$' -test.benchtime 3x | tee -a "$work/library.out"
@@ -64,45 +64,55 @@ sum256() { # 1 MiB blocks, one core: 1 + 2000 iterations
 
 export DIR work
 export -f sha256sum_one lockstep_record library sum256
-echo "hash.sh: timing lockstep record, sha256sum (one process), the library (BenchmarkHash) and Go's single-core SHA-256 (BenchmarkSHA256), $RUNS rounds" >&2
-for _ in $(seq "$RUNS"); do
+echo "hash.sh: timing lockstep record${BEFORE:+, $BEFORE record}, sha256sum (one process), the library (BenchmarkHash) and Go's single-core SHA-256 (BenchmarkSHA256), $ROUNDS rounds" >&2
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $CPUS cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for _ in $(seq "$ROUNDS"); do
   ROLE=lockstep LABEL="lockstep record of $FILES files, $BYTES bytes" measure record lockstep_record
+  [ -z "$BEFORE" ] || ROLE=before LABEL="$BEFORE record of the same files" measure before lockstep_record "$BEFORE"
   ROLE=anchor LABEL="sha256sum (one process) of the same files" measure sha256sum sha256sum_one
   measure library library
   measure sha sum256
 done
 
 files=$(grep -o '"path"' "$work/m.json" | wc -l)
-# The library's wall time is BenchmarkHash's best ns/op; its CPU time is a
+# The library's wall time per run is BenchmarkHash's ns/op; its CPU time a
 # quarter of its process's (four Hash calls). The SHA-256 benchmark hashes
 # 2001 MiB.
-ns=$(awk '/ns\/op/ {for (i=1;i<=NF;i++) if ($(i+1)=="ns/op") print $i}' "$work/library.out" | sort -g | head -1)
-read -r w_sum c_sum_u c_sum_s <"$work/sha256sum"
-read -r w_rec c_rec_u c_rec_s <"$work/record"
-read -r _ c_lib_u c_lib_s <"$work/library"
-w_lib=$(echo "$ns / 1000000000" | bc -l)
-read -r w_sha c_sha_u c_sha_s <"$work/sha"
-awk -v total="$total" -v cpus="$CPUS" -v files="$files" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" \
-  -v ws="$w_sum" -v cs="$(echo "$c_sum_u + $c_sum_s" | bc -l)" \
-  -v wr="$w_rec" -v cr="$(echo "$c_rec_u + $c_rec_s" | bc -l)" \
-  -v wl="$w_lib" -v cl="$(echo "($c_lib_u + $c_lib_s) / 4" | bc -l)" \
-  -v wh="$w_sha" -v ch="$(echo "$c_sha_u + $c_sha_s" | bc -l)" 'BEGIN {
+awk '/ns\/op/ {for (i=1;i<=NF;i++) if ($(i+1)=="ns/op") print $i / 1e9}' "$work/library.out" >"$work/library.wall"
+paste -d' ' "$work/library.wall" <(awk '{print $2 / 4}' "$work/library") >"$work/library.runs"
+# stats FILE: min and median wall, median CPU of a file of "wall cpu" lines.
+stats() {
+  sort -g "$1" | awk '{w[NR]=$1} END {m = (NR % 2) ? w[(NR+1)/2] : (w[NR/2] + w[NR/2+1]) / 2; printf "%s %s ", w[1], m}'
+  sort -g -k2 "$1" | awk '{c[NR]=$2} END {m = (NR % 2) ? c[(NR+1)/2] : (c[NR/2] + c[NR/2+1]) / 2; print m}'
+}
+{
+  echo "sha256sum $(stats "$work/sha256sum")"
+  echo "record $(stats "$work/record")"
+  [ -z "$BEFORE" ] || echo "before $(stats "$work/before")"
+  echo "library $(stats "$work/library.runs")"
+  echo "sha $(stats "$work/sha")"
+} >"$work/stats"
+awk -v total="$total" -v cpus="$CPUS" -v files="$files" -v rounds="$ROUNDS" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" '
+{ min[$1] = $2; med[$1] = $3; cpu[$1] = $4 }
+END {
   gb = 1e9; shabytes = 2001 * 1048576
-  one = shabytes / wh / gb; onecpu = shabytes / ch / gb; limit = cpus * one
-  printf "tree: %d files, %.2f GiB, page-cached; %d CPUs; load average %s (shared machine)\n", files, total / 1073741824, cpus, load
-  printf "%-34s %8s %8s %9s %9s %11s\n", "", "wall s", "CPU s", "GB/s", "GB/CPU-s", "vs sha256sum"
-  row("sha256sum, one process", ws, cs, total, total / ws)
-  row("lockstep record (whole command)", wr, cr, total, total / ws)
-  row("lockstep hashing (library)", wl, cl, total, total / ws)
-  row("Go sha256.Sum256, 1 core, 1 MiB", wh, ch, shabytes, 0)
-  printf "limit: %d CPUs x %.2f GB/s = %.2f GB/s (wall, as measured in this run)\n", cpus, one, limit
-  printf "record:  %3.0f%% of the limit, %.2fx sha256sum (wall)   | CPU efficiency %3.0f%% of Sum256, %.2fx sha256sum per CPU-s\n", \
-    100 * total / wr / gb / limit, ws / wr, 100 * total / cr / gb / onecpu, cs / cr
-  printf "library: %3.0f%% of the limit, %.2fx sha256sum (wall)   | CPU efficiency %3.0f%% of Sum256, %.2fx sha256sum per CPU-s\n", \
-    100 * total / wl / gb / limit, ws / wl, 100 * total / cl / gb / onecpu, cs / cl
+  one = shabytes / min["sha"] / gb; limit = cpus * one; onecpu = shabytes / cpu["sha"] / gb
+  printf "tree: %d files, %.2f GiB, page-cached; %d CPUs; %d rounds; load average at the end %s (shared machine)\n", files, total / 1073741824, cpus, rounds, load
+  printf "%-34s %8s %8s %8s %9s %13s %8s\n", "", "min s", "median s", "CPU s", "GB/s", "vs sha256sum", "of limit"
+  row("sha256sum, one process", "sha256sum")
+  row("lockstep record (whole command)", "record")
+  if ("before" in min) row("BEFORE record (whole command)", "before")
+  row("lockstep hashing (library)", "library")
+  printf "%-34s %8.2f %8.2f %8.2f %9.2f\n", "Go sha256.Sum256, 1 core, 1 MiB", min["sha"], med["sha"], cpu["sha"], shabytes / min["sha"] / gb
+  printf "limit: %d CPUs x %.2f GB/s = %.2f GB/s (the fastest SHA-256 run); Sum256 %.2f GB per CPU-s\n", cpus, one, limit, onecpu
+  printf "record:  %3.0f%% of the limit (min), %3.0f%% (median); %.2fx sha256sum (ratio of medians); CPU efficiency %3.0f%% of Sum256\n", \
+    100 * total / min["record"] / gb / limit, 100 * total / med["record"] / gb / limit, med["sha256sum"] / med["record"], 100 * total / cpu["record"] / gb / onecpu
+  if ("before" in min) printf "before:  %3.0f%% of the limit (min), %3.0f%% (median); %.2fx sha256sum; record / before, ratio of medians %.2f (min %.2f)\n", \
+    100 * total / min["before"] / gb / limit, 100 * total / med["before"] / gb / limit, med["sha256sum"] / med["before"], med["record"] / med["before"], min["record"] / min["before"]
+  printf "library: %3.0f%% of the limit (min), %3.0f%% (median); %.2fx sha256sum (ratio of medians); CPU efficiency %3.0f%% of Sum256\n", \
+    100 * total / min["library"] / gb / limit, 100 * total / med["library"] / gb / limit, med["sha256sum"] / med["library"], 100 * total / cpu["library"] / gb / onecpu
   printf "targets: >= 3x sha256sum, >= 70%% of the limit\n"
 }
-function row(name, w, c, bytes, base) {
-  if (base > 0) printf "%-34s %8.2f %8.2f %9.2f %9.2f %10.2fx\n", name, w, c, bytes / w / gb, bytes / c / gb, bytes / w / base
-  else printf "%-34s %8.2f %8.2f %9.2f %9.2f %11s\n", name, w, c, bytes / w / gb, bytes / c / gb, "-"
-}'
+function row(name, k) {
+  printf "%-34s %8.2f %8.2f %8.2f %9.2f %12.2fx %7.0f%%\n", name, min[k], med[k], cpu[k], total / med[k] / gb, med["sha256sum"] / med[k], 100 * total / min[k] / gb / limit
+}' "$work/stats"

@@ -2,11 +2,8 @@ package assets
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -16,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/lockstep-dev/lockstep/manifest"
 )
@@ -408,13 +406,10 @@ func orDot(rel string) string {
 	return rel
 }
 
-type hashed struct {
-	i    int
-	file manifest.File
-	err  error
-}
-
 // hashAll hashes files on a pool of workers and returns them in order.
+// The workers take the next file from a shared index (an atomic counter,
+// no channel hand-off per file), so a worker held by a big file leaves
+// the small ones to the others; each writes its result in place.
 func hashAll(ctx context.Context, files []pending, opts Options) ([]manifest.File, int64, error) {
 	workers := opts.Workers
 	if workers <= 0 {
@@ -422,125 +417,71 @@ func hashAll(ctx context.Context, files []pending, opts Options) ([]manifest.Fil
 	}
 	workers = min(workers, max(len(files), 1))
 	var total int64
+	var sizes chan int64
 	if opts.Progress != nil {
 		for _, f := range files {
 			if fi, err := os.Stat(f.abs); err == nil {
 				total += fi.Size()
 			}
 		}
+		sizes = make(chan int64, workers)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	jobs := make(chan int)
-	results := make(chan hashed, workers)
-	var wg sync.WaitGroup
+	out := make([]manifest.File, len(files))
+	var (
+		next   atomic.Int64
+		failed atomic.Bool
+		once   sync.Once
+		first  error
+		wg     sync.WaitGroup
+	)
+	fail := func(err error) {
+		once.Do(func() { first = err })
+		failed.Store(true)
+	}
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, bufSize)
-			for i := range jobs {
-				f, err := hashFile(files[i], buf, opts.Inspect)
-				results <- hashed{i: i, file: f, err: err}
+			r := newReader()
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(files) {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					fail(err)
+					return
+				}
+				f, err := hashFile(files[i], r, opts.Inspect)
+				if err != nil {
+					fail(err)
+					return
+				}
+				out[i] = f
+				if sizes != nil {
+					sizes <- f.Size
+				}
 			}
 		}()
 	}
-	go func() {
-		defer close(jobs)
-		for i := range files {
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() { wg.Wait(); close(results) }()
-
-	out := make([]manifest.File, len(files))
-	var done, sum int64
-	var first error
-	for r := range results {
-		if r.err != nil {
-			if first == nil {
-				first = r.err
-				cancel()
-			}
-			continue
-		}
-		out[r.i] = r.file
-		sum += r.file.Size
-		if opts.Progress != nil {
-			done += r.file.Size
+	if sizes != nil {
+		go func() { wg.Wait(); close(sizes) }()
+		var done int64
+		for n := range sizes {
+			done += n
 			opts.Progress(done, max(total, done))
 		}
 	}
+	wg.Wait()
 	if first != nil {
 		return nil, 0, first
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
+	var sum int64
+	for _, f := range out {
+		sum += f.Size
+	}
 	return out, sum, nil
-}
-
-// hashFile reads one file through buf and returns its manifest entry. A
-// file whose size changes while it is read is an error. A file that
-// inspect wants is read whole and given to it after it is hashed.
-func hashFile(p pending, buf []byte, inspect func(string, int64) func([]byte)) (manifest.File, error) {
-	f, err := os.Open(p.abs)
-	if err != nil {
-		return manifest.File{}, &Error{Path: p.rel, Reason: "cannot open", Err: err}
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return manifest.File{}, &Error{Path: p.rel, Reason: "cannot stat", Err: err}
-	}
-	if !fi.Mode().IsRegular() {
-		return manifest.File{}, &Error{Path: p.rel, Reason: "is no longer a regular file"}
-	}
-	var use func([]byte)
-	if inspect != nil {
-		use = inspect(p.rel, fi.Size())
-	}
-	h := sha256.New()
-	var n int64
-	var whole []byte
-	if use != nil {
-		// A file that fits the worker's buffer is read into it (use keeps
-		// nothing of the bytes past its return): 20,000 scripts are not
-		// 20,000 allocations for the collector to sweep.
-		if fi.Size() <= int64(len(buf)) {
-			whole = buf[:fi.Size()]
-		} else {
-			whole = make([]byte, fi.Size())
-		}
-		var k int
-		k, err = io.ReadFull(f, whole)
-		if err == io.ErrUnexpectedEOF {
-			err = nil
-		}
-		n, whole = int64(k), whole[:k]
-		h.Write(whole)
-	} else {
-		// Reading exactly the size saves the read that would see EOF; a
-		// file that shrank gives fewer bytes.
-		n, err = io.CopyBuffer(h, io.LimitReader(f, fi.Size()), buf)
-	}
-	if err != nil {
-		return manifest.File{}, &Error{Path: p.rel, Reason: "cannot read", Err: err}
-	}
-	if n != fi.Size() {
-		return manifest.File{}, &Error{Path: p.rel, Reason: fmt.Sprintf("changed while it was hashed (%d bytes read, size %d)", n, fi.Size())}
-	}
-	if use != nil {
-		use(whole)
-	}
-	return manifest.File{
-		Path:        p.rel,
-		Size:        n,
-		SHA256:      hex.EncodeToString(h.Sum(nil)),
-		ContentType: ContentType(p.rel),
-	}, nil
 }

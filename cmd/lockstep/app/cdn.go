@@ -153,7 +153,7 @@ func cdnOptionsFromFlags(c *cli.Context) (cdn.Options, error) {
 	p := transport.DefaultPolicy()
 	p.MaxConnsPerHost, p.Rate, p.Timeout = c.Int("concurrency"), c.Float64("rate"), c.Duration("timeout")
 	return cdn.Options{
-		Client:         newClient(c, p, clientOptions{Log: true, UniquePaths: true}),
+		Client:         newClient(c, p, clientOptions{Log: true, UniquePaths: true, LeanHeads: true}),
 		Full:           c.Bool("full"),
 		RequireContent: c.Bool("require-content"),
 		Sample:         c.Int("sample"),

@@ -6,11 +6,16 @@
 # measured, in the same turns: lockstep over TLS held to HTTP/1.1 with
 # --concurrency 64 and 128 connections (GODEBUG=http2client=0), the
 # alternative to HTTP/2, and wrk's and hey's rates on the plain server.
-# Prints a Markdown table (the figures of docs/benchmarks.md) and the load.
+# Prints a Markdown table (the figures of docs/benchmarks.md) and the load,
+# with each run's CPU seconds (user + system) and nginx's (its worker's, from
+# /proc, before and after the run): the server's share, the same for both
+# clients. BEFORE=BIN also runs BIN's check on both servers each turn (role
+# `before`): a change's before/after in the same interleaved run.
 #
 #   bench/cdn.sh [N]          N assets (default 10000; 100000 sets up in seconds)
 #   CONCURRENCY=64 RUNS=3     lockstep's --concurrency; RUNS turns each
 #   H1TLS=0                   no HTTP/1.1-over-TLS runs (bench/run.sh's)
+#   BEFORE=BIN                also BIN's check, role before
 #   QUICK=1                   no wrk, hey, --full or HTTP/1.1-over-TLS runs
 #                             (bench/run.sh's test)
 # Each turn is also a `bench` line (bench/lib.sh) for bench/run.sh: cdn-N
@@ -24,6 +29,7 @@ N=${1:-10000}
 CONCURRENCY=${CONCURRENCY:-64}
 RUNS=${RUNS:-3}
 H1TLS=${H1TLS:-1}
+BEFORE=${BEFORE:-}
 [ "$QUICK" != 1 ] || H1TLS=0
 for bin in nginx curl openssl python3; do
 	command -v "$bin" >/dev/null || [ -x "/usr/sbin/$bin" ] || { echo "bench/cdn.sh: $bin is not installed (scripts/install-deps.sh)" >&2; exit 1; }
@@ -84,7 +90,7 @@ http {
 }
 CONF
 "$NGINX" -p "$DIR/nginx" -c "$DIR/nginx/nginx.conf" &
-NGINX_PID=$!
+NGINX_PID=$! # master_process off: this process is the worker
 ONE=$(sed -n '1s/^url = "\(.*\)"$/\1/p' "$DIR/curl-0.conf") # an asset on the plain server
 for _ in $(seq 100); do curl -sf -o /dev/null "$ONE" && break; sleep 0.1; done
 
@@ -110,21 +116,26 @@ if [ "$QUICK" != 1 ] && command -v hey >/dev/null; then
 	HEY_RPS=$(hey -z 5s -c 64 -m HEAD "$ONE" | awk '/Requests\/sec/ { print $2 }')
 fi
 
-# timed NAME ROLE LABEL CMD...: one timed run: its wall time (to 0.1 ms)
-# and peak RSS appended to DIR/NAME.times, a bench line when ROLE is set.
+# nginx_ticks prints the CPU nginx has used (user + system, clock ticks).
+nginx_ticks() { awk '{ print $14 + $15 }' "/proc/$NGINX_PID/stat"; }
+TICK=$(getconf CLK_TCK)
+# timed NAME ROLE LABEL CMD...: one timed run: its wall time (to 0.1 ms),
+# peak RSS, CPU seconds and nginx's CPU seconds appended to DIR/NAME.times,
+# a bench line when ROLE is set.
 timed() {
-	local name=$1 role=$2 label=$3 t0 t
+	local name=$1 role=$2 label=$3 t0 t n0
 	shift 3
+	n0=$(nginx_ticks)
 	t0=$(now_ns)
-	"$TIME" -f '%M' -o "$DIR/time.out" "$@" >"$DIR/out" 2>/dev/null
+	"$TIME" -f '%M %U %S' -o "$DIR/time.out" "$@" >"$DIR/out" 2>/dev/null
 	t=$(echo "scale=4; ($(now_ns) - $t0) / 1000000000" | bc)
-	echo "$t $(cat "$DIR/time.out")" >>"$DIR/$name.times"
+	echo "$t $(awk -v n="$(( $(nginx_ticks) - n0 ))" -v tick="$TICK" '{ print $1, $2 + $3, n / tick }' "$DIR/time.out")" >>"$DIR/$name.times"
 	if [ -n "$role" ]; then sample "$label" "$role" "$t" s "$name, $N HEADs" >&3; fi
 }
 # check MANIFEST CONCURRENCY [ENV...] runs lockstep cdn check --format json;
 # checkcmd sets CMD to that command, for timed.
 check() { env "${@:3}" "$LOCKSTEP" --log-level error cdn check --manifest "$1" --concurrency "$2" --format json; }
-checkcmd() { CMD=(env "${@:3}" "$LOCKSTEP" --log-level error cdn check --manifest "$1" --concurrency "$2" --format json); }
+checkcmd() { CMD=(env "${@:3}" "${BIN:-$LOCKSTEP}" --log-level error cdn check --manifest "$1" --concurrency "$2" --format json); }
 durations() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["durationNanos"] / 1e9)' "$DIR/out" >>"$DIR/$1.check"; }
 
 echo "== $RUNS turns: lockstep and curl on HTTP/1.1, then on HTTP/2 over TLS$([ "$H1TLS" = 0 ] || echo ', then lockstep on HTTP/1.1 over TLS')" >&2
@@ -132,10 +143,20 @@ for _ in $(seq "$RUNS"); do
 	checkcmd "$DIR/manifest-0.json" "$CONCURRENCY"
 	timed lockstep-h1 lockstep "cdn-$N" "${CMD[@]}"
 	durations lockstep-h1
+	if [ -n "$BEFORE" ]; then
+		BIN=$BEFORE checkcmd "$DIR/manifest-0.json" "$CONCURRENCY"
+		timed before-h1 before "cdn-$N" "${CMD[@]}"
+		durations before-h1
+	fi
 	timed curl-h1 anchor "cdn-$N" "${CURL[@]}" -K "$DIR/curl-0.conf"
 	checkcmd "$DIR/manifest-1.json" "$CONCURRENCY"
 	timed lockstep-h2 lockstep "cdn-h2-$N" "${CMD[@]}"
 	durations lockstep-h2
+	if [ -n "$BEFORE" ]; then
+		BIN=$BEFORE checkcmd "$DIR/manifest-1.json" "$CONCURRENCY"
+		timed before-h2 before "cdn-h2-$N" "${CMD[@]}"
+		durations before-h2
+	fi
 	timed curl-h2 anchor "cdn-h2-$N" "${CURL[@]}" --cacert "$DIR/cert.pem" --http2 -K "$DIR/curl-1.conf"
 	if [ "$H1TLS" != 0 ]; then
 		checkcmd "$DIR/manifest-1.json" "$CONCURRENCY" GODEBUG=http2client=0
@@ -172,12 +193,14 @@ def mm(v):
     return f"{min(v):.3f} / {statistics.median(v):.3f} s" if v else "not run"
 print(f"{n} assets ({ok} ok, {req} requests, {retries} retries, {by_bytes} compared by bytes, on HTTP/1.1); min / median of the turns")
 print()
-print("| run | wall, min / median | the check alone (`durationNanos`), min / median | peak RSS | lockstep / curl (medians) |")
-print("| --- | --- | --- | --- | --- |")
+print("| run | wall, min / median | the check alone (`durationNanos`), min / median | CPU, min / median | nginx's CPU, min / median | peak RSS | lockstep / curl (medians) |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
 for name, label, anchor in [
     ("lockstep-h1", "`lockstep cdn check`, HTTP/1.1", "curl-h1"),
+    ("before-h1", "`BEFORE`'s check, HTTP/1.1", "curl-h1"),
     ("curl-h1", "`curl --parallel --parallel-max 64 -I`, HTTP/1.1", None),
     ("lockstep-h2", "`lockstep cdn check`, HTTP/2 over TLS", "curl-h2"),
+    ("before-h2", "`BEFORE`'s check, HTTP/2 over TLS", "curl-h2"),
     ("curl-h2", "`curl --http2 --parallel --parallel-max 64 -I`, HTTP/2 over TLS", None),
     ("lockstep-h1-tls", "`lockstep cdn check`, HTTP/1.1 over TLS (GODEBUG=http2client=0)", "curl-h2"),
     ("lockstep-h1-tls-128", "the same, --concurrency 128", "curl-h2"),
@@ -190,7 +213,7 @@ for name, label, anchor in [
     ratio = ""
     if anchor and times(anchor + ".times"):
         ratio = f"{statistics.median(w) / statistics.median(times(anchor + '.times')):.2f}"
-    print(f"| {label} | {mm(w)} | {mm(c) if c else ''} | {rss:.0f} MiB | {ratio} |")
+    print(f"| {label} | {mm(w)} | {mm(c) if c else ''} | {mm(times(name + '.times', 2))} | {mm(times(name + '.times', 3))} | {rss:.0f} MiB | {ratio} |")
 print()
 if wrk:
     lw = statistics.median(times("lockstep-h1.times"))

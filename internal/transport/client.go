@@ -26,6 +26,7 @@ type Client struct {
 	budget   budget
 	breakers *breakers
 	logger   *slog.Logger
+	lean     *leanPool // WithLeanHeads
 
 	requests    atomic.Int64
 	retries     atomic.Int64
@@ -206,7 +207,12 @@ func (c *Client) recordCert(host string, cert Certificate) {
 }
 
 // CloseIdleConnections closes the client's idle connections.
-func (c *Client) CloseIdleConnections() { c.base.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() {
+	c.base.CloseIdleConnections()
+	if c.lean != nil {
+		c.lean.closeIdle()
+	}
+}
 
 // Transport returns a RoundTripper that applies the policy's per-host cap,
 // rate limit, connection and header timeouts, loop detection and TLS

@@ -38,7 +38,12 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c.useRoots(req)
 	c.requests.Add(1)
-	resp, err := c.base.RoundTrip(req)
+	var resp *http.Response
+	if c.leanable(req) {
+		resp, err = c.leanRoundTrip(req)
+	} else {
+		resp, err = c.base.RoundTrip(req)
+	}
 	if err != nil {
 		release()
 		var cve *tls.CertificateVerificationError

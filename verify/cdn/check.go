@@ -28,7 +28,8 @@ const DefaultTLSWarn = 14 * 24 * time.Hour
 type Options struct {
 	// Client sends every request; nil means a client with the default
 	// policy that indexes no header in HTTP/2 (every request has a path
-	// of its own: transport.WithoutHeaderIndexing). Its per-host cap
+	// of its own: transport.WithoutHeaderIndexing) and sends plain-HTTP/1.1
+	// HEADs on connections of its own (transport.WithLeanHeads). Its per-host cap
 	// bounds the requests in flight to each CDN host, whatever
 	// Concurrency says.
 	Client *transport.Client
@@ -90,7 +91,7 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 	start := time.Now()
 	client := opt.Client
 	if client == nil {
-		client = transport.New(transport.DefaultPolicy(), transport.WithoutHeaderIndexing())
+		client = transport.New(transport.DefaultPolicy(), transport.WithoutHeaderIndexing(), transport.WithLeanHeads())
 	}
 	logger := opt.Logger
 	if logger == nil {

@@ -1,9 +1,11 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,6 +65,26 @@ func TestCDNCheck(t *testing.T) {
 	publicChanged := cdnManifest(t, srv.URL, "", map[string]string{"app-B4TPZJfM.js": served["app-B4TPZJfM.js"], "robots.txt": "User-agent: *\n"})
 	selfOrigin := cdnManifest(t, srv.URL, srv.URL, served)
 	down := cdnManifest(t, dead.URL, "", map[string]string{"app-B4TPZJfM.js": served["app-B4TPZJfM.js"], "style-Cu73fR1L.css": served["style-Cu73fR1L.css"]})
+	// cdn check parses a local file alone (no digest, no signature files),
+	// as strictly as every other reader: a duplicate key, a document that
+	// is not a manifest and a manifest of another release are refused.
+	raw, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dupKey := filepath.Join(t.TempDir(), "dup.json")
+	if err := os.WriteFile(dupKey, bytes.Replace(raw, []byte(`{`), []byte(`{"kind":"ReleaseManifest",`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notJSON := filepath.Join(t.TempDir(), "not.json")
+	if err := os.WriteFile(notJSON, raw[:len(raw)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A signature file that cannot be read (a directory) is no concern of
+	// a check that reads no signature.
+	if err := os.Mkdir(good+manifest.SignatureSuffix, 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		name   string
@@ -89,6 +111,10 @@ func TestCDNCheck(t *testing.T) {
 		{"origin flag", []string{"cdn", "check", "--manifest", good, "--origin", srv.URL + "/"}, 2, "", "is the CDN"},
 		{"origin elsewhere", []string{"cdn", "check", "--manifest", good, "--origin", dead.URL}, 0, "2 ok", ""},
 		{"CDN down", []string{"cdn", "check", "--manifest", down, "--timeout", "1s"}, 3, "NOT VERIFIED", "CDN unavailable"},
+		{"release bound", []string{"cdn", "check", "--manifest", good, "--release", "store-web"}, 0, "2 ok", ""},
+		{"another release", []string{"cdn", "check", "--manifest", good, "--release", "store-api"}, 1, "", "manifest-wrong-release"},
+		{"duplicate key", []string{"cdn", "check", "--manifest", dupKey}, 2, "", "duplicate"},
+		{"truncated manifest", []string{"cdn", "check", "--manifest", notJSON}, 2, "", "--manifest"},
 		{"no manifest", []string{"cdn", "check"}, 2, "", "a manifest is required"},
 		{"manifest file missing", []string{"cdn", "check", "--manifest", filepath.Join(t.TempDir(), "none.json")}, 2, "", "none.json"},
 		{"bad format", []string{"cdn", "check", "--manifest", good, "--format", "xml"}, 2, "", "--format"},

@@ -50,6 +50,9 @@ type clientOptions struct {
 	// check): HTTP/2 header compression indexes none of them
 	// (transport.WithoutHeaderIndexing).
 	UniquePaths bool
+	// LeanHeads sends plain-HTTP/1.1 HEADs on the transport's own
+	// connections (transport.WithLeanHeads): cdn check.
+	LeanHeads bool
 }
 
 // newClient is the one constructor of the shared transport
@@ -70,6 +73,9 @@ func newClient(c *cli.Context, p transport.Policy, o clientOptions) *transport.C
 	}
 	if o.UniquePaths {
 		opts = append(opts, transport.WithoutHeaderIndexing())
+	}
+	if o.LeanHeads {
+		opts = append(opts, transport.WithLeanHeads())
 	}
 	return transport.New(p, opts...)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
+	"google.golang.org/grpc/test/bufconn"
 )
 
 // The storm: a fleet of instances, each with its own client, checks the
@@ -94,7 +95,7 @@ func (s *stormCDN) peak(from, to time.Duration) int64 {
 	return best
 }
 
-// stormNet connects the checkers to the CDN: serve starts h and returns the
+// stormNet connects the checkers to the CDN: it serves h and returns the
 // URL the checkers use, the client options that reach it, and how to stop
 // it.
 type stormNet func(h http.Handler) (url string, opts []transport.Option, stop func())
@@ -108,62 +109,24 @@ func loopbackNet(h http.Handler) (string, []transport.Option, func()) {
 	return srv.URL, nil, srv.Close
 }
 
-// pipeNet serves the CDN over in-memory connections (net.Pipe), for a run
-// inside a synctest bubble: time there is simulated and advances only when
-// every goroutine waits, so a loaded machine cannot stall the checkers or
-// bunch their requests. TestStorm runs on it. The URL is never dialled.
-func pipeNet(h http.Handler) (string, []transport.Option, func()) {
-	l := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+// memNet serves the CDN over in-memory connections (grpc's bufconn), for
+// a run inside a synctest bubble: time there is simulated and advances only
+// when every goroutine waits, so a loaded machine cannot stall the checkers
+// or bunch their requests. TestStorm runs on it. The URL is never dialled.
+func memNet(h http.Handler) (string, []transport.Option, func()) {
+	l := bufconn.Listen(64 << 10)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
 		srv.Serve(l)
 	}()
+	dial := func(ctx context.Context, _, _ string) (net.Conn, error) { return l.DialContext(ctx) }
 	stop := func() {
 		srv.Close()
 		<-served
 	}
-	return "http://127.0.0.1:8080", []transport.Option{transport.WithDialContext(l.dial)}, stop
-}
-
-// pipeListener hands the server end of each dialled net.Pipe to Accept.
-type pipeListener struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080} }
-
-func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.done:
-	case <-ctx.Done():
-	}
-	client.Close()
-	server.Close()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	return nil, net.ErrClosed
+	return "http://127.0.0.1:8080", []transport.Option{transport.WithDialContext(dial)}, stop
 }
 
 // storm runs the checkers against a CDN that goes down (if down) over
@@ -271,6 +234,21 @@ func (f stormFigures) log(logf func(string, ...any), shape stormShape) {
 	logf("requests per 500 ms, fault-free/outage:%s", per.String())
 }
 
+// stormRuns runs, in turn, the fault-free run, the outage run and the
+// outage run with the breakers off (the client before them), and compares
+// each outage run with the fault-free one: f with the breakers, g without.
+func stormRuns(shape stormShape, network stormNet) (f, g stormFigures) {
+	off := func() transport.Policy {
+		p := transport.DefaultPolicy()
+		p.BreakerFailures = -1
+		return p
+	}
+	calm, calmStats := storm(shape, false, transport.DefaultPolicy, network)
+	rough, roughStats := storm(shape, true, transport.DefaultPolicy, network)
+	before, beforeStats := storm(shape, true, off, network)
+	return stormCompare(shape, calm, rough, calmStats, roughStats), stormCompare(shape, calm, before, calmStats, beforeStats)
+}
+
 // TestStorm runs the storm in a synctest bubble over in-memory
 // connections: simulated time, so what it asserts is the policy's shape,
 // whatever else the machine is doing (on loopback, a loaded machine
@@ -283,19 +261,8 @@ func TestStorm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the storm test takes a few seconds of CPU")
 	}
-	off := func() transport.Policy {
-		p := transport.DefaultPolicy()
-		p.BreakerFailures = -1
-		return p
-	}
 	var f, g stormFigures
-	synctest.Test(t, func(t *testing.T) {
-		calm, calmStats := storm(stormFull, false, transport.DefaultPolicy, pipeNet)
-		rough, roughStats := storm(stormFull, true, transport.DefaultPolicy, pipeNet)
-		before, beforeStats := storm(stormFull, true, off, pipeNet)
-		f = stormCompare(stormFull, calm, rough, calmStats, roughStats)
-		g = stormCompare(stormFull, calm, before, calmStats, beforeStats)
-	})
+	synctest.Test(t, func(t *testing.T) { f, g = stormRuns(stormFull, memNet) })
 	f.log(t.Logf, stormFull)
 	t.Logf("without the breakers: %d requests during the outage (%.2f×), peak after recovery %d req/s (%.2f×)", g.outage, g.outageRatio(), g.afterPeak, g.recoveryRatio())
 	if f.calmOutage == 0 || f.steady == 0 {
@@ -336,18 +303,9 @@ func BenchmarkStorm(b *testing.B) {
 	if os.Getenv("LOCKSTEP_STORM_QUICK") == "1" {
 		shape = stormQuick
 	}
-	off := func() transport.Policy {
-		p := transport.DefaultPolicy()
-		p.BreakerFailures = -1
-		return p
-	}
 	var f, g stormFigures
 	for b.Loop() {
-		calm, calmStats := storm(shape, false, transport.DefaultPolicy, loopbackNet)
-		rough, roughStats := storm(shape, true, transport.DefaultPolicy, loopbackNet)
-		before, beforeStats := storm(shape, true, off, loopbackNet)
-		f = stormCompare(shape, calm, rough, calmStats, roughStats)
-		g = stormCompare(shape, calm, before, calmStats, beforeStats)
+		f, g = stormRuns(shape, loopbackNet)
 	}
 	f.log(b.Logf, shape)
 	b.Logf("without the breakers: %d requests during the outage (%.2f×), peak after recovery %d req/s (%.2f×)", g.outage, g.outageRatio(), g.afterPeak, g.recoveryRatio())

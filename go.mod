@@ -17,6 +17,7 @@ require (
 	github.com/containerd/errdefs v1.0.0
 	github.com/containerd/platforms v1.0.0-rc.2
 	github.com/cpuguy83/go-md2man/v2 v2.0.7
+	github.com/go-json-experiment/json v1.27.2
 	github.com/google/go-containerregistry v0.20.7
 	github.com/johannesboyne/gofakes3 v1.2.0
 	github.com/moby/moby/client v0.6.2

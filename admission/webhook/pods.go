@@ -5,11 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kjson "sigs.k8s.io/json"
 )
 
 // errNotJudged marks a request the webhook understands but does not judge.
@@ -20,8 +16,92 @@ var errNotJudged = errors.New("not judged")
 type podObject struct {
 	// kind is what the object says it is (its apiVersion and kind).
 	kind metav1.GroupVersionKind
-	meta metav1.ObjectMeta
-	spec *corev1.PodSpec
+	meta objectMeta
+	spec *podSpec
+}
+
+// The webhook decodes only the fields it judges, not the whole Pod or
+// workload (k8s.io/api's types): those are most of a review's decoding
+// cost, and a field not modelled here cannot change an image. Every field
+// that names an image a pod pulls is here: containers, init containers,
+// ephemeral containers and image volumes (images lists them). The JSON
+// names are k8s.io/api's, matched case-sensitively as the API server
+// matches them; TestMinimalTypesMatchKubernetes checks them against it.
+
+// objectMeta is the part of metav1.ObjectMeta a message names.
+type objectMeta struct {
+	GenerateName string `json:"generateName,omitempty"`
+}
+
+// podSpec is the part of corev1.PodSpec that names images.
+type podSpec struct {
+	InitContainers      []container `json:"initContainers,omitempty"`
+	Containers          []container `json:"containers"`
+	EphemeralContainers []container `json:"ephemeralContainers,omitempty"`
+	Volumes             []podVolume `json:"volumes,omitempty"`
+}
+
+// container is the part of corev1.Container (and of an ephemeral
+// container's EphemeralContainerCommon) that names an image.
+type container struct {
+	Name  string `json:"name"`
+	Image string `json:"image,omitempty"`
+}
+
+// podVolume is the part of corev1.Volume that names an image.
+type podVolume struct {
+	Name  string       `json:"name"`
+	Image *imageVolume `json:"image,omitempty"`
+}
+
+// imageVolume is the part of corev1.ImageVolumeSource that names an image.
+type imageVolume struct {
+	Reference string `json:"reference,omitempty"`
+}
+
+// podTemplate is corev1.PodTemplateSpec's spec.
+type podTemplate struct {
+	Spec podSpec `json:"spec"`
+}
+
+// The kinds judged, each with the path to its pod spec.
+type (
+	podKind struct {
+		metav1.TypeMeta `json:",inline"`
+		Metadata        objectMeta `json:"metadata"`
+		Spec            podSpec    `json:"spec"`
+	}
+	// workloadKind is a Deployment, ReplicaSet, StatefulSet, DaemonSet or
+	// Job: spec.template is the pod template.
+	workloadKind struct {
+		metav1.TypeMeta `json:",inline"`
+		Metadata        objectMeta `json:"metadata"`
+		Spec            struct {
+			Template podTemplate `json:"template"`
+		} `json:"spec"`
+	}
+	cronJobKind struct {
+		metav1.TypeMeta `json:",inline"`
+		Metadata        objectMeta `json:"metadata"`
+		Spec            struct {
+			JobTemplate struct {
+				Spec struct {
+					Template podTemplate `json:"template"`
+				} `json:"spec"`
+			} `json:"jobTemplate"`
+		} `json:"spec"`
+	}
+)
+
+// judgedKinds are the kinds the webhook judges.
+var judgedKinds = map[metav1.GroupVersionKind]bool{
+	{Version: "v1", Kind: "Pod"}:                        true,
+	{Group: "apps", Version: "v1", Kind: "Deployment"}:  true,
+	{Group: "apps", Version: "v1", Kind: "ReplicaSet"}:  true,
+	{Group: "apps", Version: "v1", Kind: "StatefulSet"}: true,
+	{Group: "apps", Version: "v1", Kind: "DaemonSet"}:   true,
+	{Group: "batch", Version: "v1", Kind: "Job"}:        true,
+	{Group: "batch", Version: "v1", Kind: "CronJob"}:    true,
 }
 
 // decodePodObject decodes raw as the kind the API server says it is and
@@ -33,36 +113,26 @@ func decodePodObject(gvk metav1.GroupVersionKind, raw []byte) (*podObject, error
 	if len(raw) == 0 {
 		return nil, errors.New("no object")
 	}
-	switch gvk {
-	case metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}:
-		var o corev1.Pod
-		return decodeAs(raw, &o, &o.TypeMeta, &o.ObjectMeta, &o.Spec)
-	case metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}:
-		var o appsv1.Deployment
-		return decodeAs(raw, &o, &o.TypeMeta, &o.ObjectMeta, &o.Spec.Template.Spec)
-	case metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}:
-		var o appsv1.ReplicaSet
-		return decodeAs(raw, &o, &o.TypeMeta, &o.ObjectMeta, &o.Spec.Template.Spec)
-	case metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}:
-		var o appsv1.StatefulSet
-		return decodeAs(raw, &o, &o.TypeMeta, &o.ObjectMeta, &o.Spec.Template.Spec)
-	case metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}:
-		var o appsv1.DaemonSet
-		return decodeAs(raw, &o, &o.TypeMeta, &o.ObjectMeta, &o.Spec.Template.Spec)
-	case metav1.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}:
-		var o batchv1.Job
-		return decodeAs(raw, &o, &o.TypeMeta, &o.ObjectMeta, &o.Spec.Template.Spec)
-	case metav1.GroupVersionKind{Group: "batch", Version: "v1", Kind: "CronJob"}:
-		var o batchv1.CronJob
-		return decodeAs(raw, &o, &o.TypeMeta, &o.ObjectMeta, &o.Spec.JobTemplate.Spec.Template.Spec)
+	if !judgedKinds[gvk] {
+		return nil, fmt.Errorf("%w: kind %s", errNotJudged, gvkString(gvk))
 	}
-	return nil, fmt.Errorf("%w: kind %s", errNotJudged, gvkString(gvk))
+	switch {
+	case gvk.Kind == "Pod":
+		var o podKind
+		return decodeAs(raw, &o, &o.TypeMeta, &o.Metadata, &o.Spec)
+	case gvk.Kind == "CronJob":
+		var o cronJobKind
+		return decodeAs(raw, &o, &o.TypeMeta, &o.Metadata, &o.Spec.JobTemplate.Spec.Template.Spec)
+	default:
+		var o workloadKind
+		return decodeAs(raw, &o, &o.TypeMeta, &o.Metadata, &o.Spec.Template.Spec)
+	}
 }
 
 // decodeAs decodes raw into o, whose type, metadata and pod spec are tm,
 // meta and spec. The type comes from the same strict decode (o's inline
 // TypeMeta), not from a second pass over raw.
-func decodeAs(raw []byte, o any, tm *metav1.TypeMeta, meta *metav1.ObjectMeta, spec *corev1.PodSpec) (*podObject, error) {
+func decodeAs(raw []byte, o any, tm *metav1.TypeMeta, meta *objectMeta, spec *podSpec) (*podObject, error) {
 	if err := strictUnmarshal(raw, o); err != nil {
 		return nil, err
 	}
@@ -71,20 +141,6 @@ func decodeAs(raw []byte, o any, tm *metav1.TypeMeta, meta *metav1.ObjectMeta, s
 		kind.Group, kind.Version = g, v
 	}
 	return &podObject{kind: kind, meta: *meta, spec: spec}, nil
-}
-
-// strictUnmarshal decodes JSON case-sensitively, refusing duplicate fields
-// and trailing data (two "image" keys are a classic bypass: one parser
-// takes the first, another the last).
-func strictUnmarshal(raw []byte, v any) error {
-	strict, err := kjson.UnmarshalStrict(raw, v, kjson.DisallowDuplicateFields)
-	if err != nil {
-		return err
-	}
-	if len(strict) > 0 {
-		return errors.Join(strict...)
-	}
-	return nil
 }
 
 func gvkString(gvk metav1.GroupVersionKind) string {
@@ -97,7 +153,7 @@ func gvkString(gvk metav1.GroupVersionKind) string {
 
 // images lists every image a pod spec would pull: containers, init
 // containers, ephemeral containers and image volumes.
-func images(spec *corev1.PodSpec) []ImageRef {
+func images(spec *podSpec) []ImageRef {
 	var refs []ImageRef
 	for _, c := range spec.InitContainers {
 		refs = append(refs, ImageRef{Field: "initContainers", Name: c.Name, Image: c.Image})

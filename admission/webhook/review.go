@@ -163,26 +163,6 @@ func (h *Handler) fail(w http.ResponseWriter, start time.Time, code int, format 
 	h.o.Metrics.request(decisionError, time.Since(start))
 }
 
-// decodeReview decodes an AdmissionReview v1 strictly enough: one JSON
-// object, case-sensitive, no duplicate fields, the right apiVersion and
-// kind, a request with a uid.
-func decodeReview(body []byte) (*admissionv1.AdmissionReview, error) {
-	var review admissionv1.AdmissionReview
-	if err := strictUnmarshal(body, &review); err != nil {
-		return nil, fmt.Errorf("decoding the AdmissionReview: %v", err)
-	}
-	if review.APIVersion != admissionv1.SchemeGroupVersion.String() || review.Kind != "AdmissionReview" {
-		return nil, fmt.Errorf("apiVersion %q kind %q: want %s AdmissionReview", review.APIVersion, review.Kind, admissionv1.SchemeGroupVersion)
-	}
-	if review.Request == nil {
-		return nil, errors.New("the AdmissionReview has no request")
-	}
-	if review.Request.UID == "" {
-		return nil, errors.New("the AdmissionReview request has no uid")
-	}
-	return &review, nil
-}
-
 // Review decides on one admission request, as ServeHTTP does for a
 // request it decoded. The response carries the request's uid.
 // A panic on the way to a decision is a denial.

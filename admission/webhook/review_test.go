@@ -203,7 +203,7 @@ func TestDenialMessages(t *testing.T) {
 		}},
 		{"cronjob.json", []string{`CronJob store/nightly`, `container "migrate"`, `tag "v1.4.2" moved`}},
 		{"pod-image-volume.json", []string{`image volume "models" image "registry.lockstep.test/store/web:models": tag "models" is not pinned by digest`}},
-		{"pod-duplicate-image.json", []string{`decoding the object`, `duplicate field "spec.containers[0].image"`}},
+		{"pod-duplicate-image.json", []string{`decoding the object`, `duplicate object member name "image" within "/spec/containers/0"`}},
 		{"unsupported-kind.json", []string{`lockstep does not judge v1 Service`}},
 	}
 	for _, tt := range tests {

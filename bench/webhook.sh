@@ -17,6 +17,10 @@
 #
 #   bench/webhook.sh [RATE [DURATION [CONNECTIONS]]]   (default 3000 10s 20)
 #   ROUNDS=1                  rounds of the webhook-p99 pair after the scenarios
+#   BEFORE=BIN                also serves the same on a second port from BIN
+#                             and measures it in each round (role `before`),
+#                             between lockstep's and the baseline's: a
+#                             change's before and after in one interleaved run
 #   QUICK=1                   200 req/s for 1 s, one round, no Go benchmark:
 #                             checks the script, measures nothing
 #
@@ -37,9 +41,9 @@ for tool in go openssl hey curl; do
 done
 
 dir=$(mktemp -d /tmp/lockstep-bench-webhook.XXXXXX)
-pid=
+pid= before_pid= served_pid=
 cleanup() {
-	if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+	for p in $pid $before_pid $served_pid; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -56,21 +60,30 @@ printf 'subjectAltName=IP:127.0.0.1,DNS:lockstep-webhook.lockstep.svc\nextendedK
 openssl x509 -req -in "$dir/tls.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial -days 1 \
 	-extfile "$dir/ext.cnf" -out "$dir/tls.crt" 2>/dev/null
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-url=https://127.0.0.1:$port
-
-echo "== lockstep webhook on $url" >&2
-"$LOCKSTEP" --log-level warn webhook --listen "127.0.0.1:$port" --tls-cert "$dir/tls.crt" --tls-key "$dir/tls.key" \
-	--manifest "$fixtures/manifest.json" --release store-web --insecure-allow-unsigned --refresh 30s 2>"$dir/webhook.log" &
-pid=$!
-for _ in $(seq 100); do
-	curl -fsS --cacert "$dir/ca.crt" "$url/readyz" >/dev/null 2>&1 && break
-	sleep 0.1
-done
-curl -fsS --cacert "$dir/ca.crt" "$url/readyz" >&2 || { echo "bench/webhook.sh: the webhook did not start:" >&2; cat "$dir/webhook.log" >&2; exit 1; }
-
-# Warm up: connections, the manifest index, the Go runtime.
-hey -n $((QUICK == 1 ? 200 : 2000)) -c "$conns" -m POST -T application/json -D "$fixtures/requests/pod-allowed.json" "$url/validate" >/dev/null
+# serve BIN NAME: starts BIN's webhook on a free port, waits until it is
+# ready and warms it up (connections, the manifest index, the Go runtime);
+# sets served_pid and served_url. Its log is $dir/NAME.log.
+serve() {
+	local bin=$1 name=$2 port
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	served_url=https://127.0.0.1:$port
+	echo "== $bin webhook on $served_url ($name)" >&2
+	"$bin" --log-level warn webhook --listen "127.0.0.1:$port" --tls-cert "$dir/tls.crt" --tls-key "$dir/tls.key" \
+		--manifest "$fixtures/manifest.json" --release store-web --insecure-allow-unsigned --refresh 30s 2>"$dir/$name.log" &
+	served_pid=$!
+	for _ in $(seq 100); do
+		curl -fsS --cacert "$dir/ca.crt" "$served_url/readyz" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	curl -fsS --cacert "$dir/ca.crt" "$served_url/readyz" >&2 || { echo "bench/webhook.sh: the $name webhook did not start:" >&2; cat "$dir/$name.log" >&2; exit 1; }
+	hey -n $((QUICK == 1 ? 200 : 2000)) -c "$conns" -m POST -T application/json -D "$fixtures/requests/pod-allowed.json" "$served_url/validate" >/dev/null
+}
+serve "$LOCKSTEP" webhook
+pid=$served_pid url=$served_url
+if [ -n "${BEFORE:-}" ]; then
+	serve "$BEFORE" before
+	before_pid=$served_pid before_url=$served_url
+fi
 
 # cpu_ticks: the webhook process's user+system CPU time, in clock ticks.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
@@ -155,6 +168,11 @@ for round in $(seq "$ROUNDS"); do
 		-D "$fixtures/requests/pod-allowed.json" "$url/validate" >"$dir/p99-review.txt"
 	hey -z "$duration" -c "$conns" -q $((rate / conns)) "$url/healthz" >"$dir/p99-healthz.txt"
 	sample webhook-p99 lockstep "$(p99_of "$dir/p99-review.txt")" ms "webhook p99, Pod allowed, $rate req/s, $conns connections, TLS"
+	if [ -n "${BEFORE:-}" ]; then
+		hey -z "$duration" -c "$conns" -q $((rate / conns)) -m POST -T application/json \
+			-D "$fixtures/requests/pod-allowed.json" "$before_url/validate" >"$dir/p99-before.txt"
+		sample webhook-p99 before "$(p99_of "$dir/p99-before.txt")" ms "$BEFORE webhook p99, the same"
+	fi
 	sample webhook-p99 anchor "$(p99_of "$dir/p99-healthz.txt")" ms "GET /healthz p99, same rate (TLS and HTTP, no review)"
 done
 

@@ -14,4 +14,8 @@
 //
 // The webhook fails closed: until a first good manifest is loaded, with an
 // expired manifest, or for a request it can decode but not judge, it denies.
+// It decodes with encoding/json/v2's strict rules (a duplicate name
+// anywhere, invalid UTF-8 or trailing data is refused; names match
+// case-sensitively, as the API server matches them), and of the object
+// only the fields that name an image.
 package webhook

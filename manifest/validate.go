@@ -208,6 +208,14 @@ func ValidateName(s string) error {
 // characters (bidi controls, zero-width characters) and no space but
 // U+0020 (no no-break spaces), valid UTF-8 in Unicode normal form C.
 func ValidatePath(p string) error {
+	if isASCII(p) {
+		return validateASCIIPath(p)
+	}
+	return validatePath(p)
+}
+
+// validatePath is ValidatePath for any string.
+func validatePath(p string) error {
 	switch {
 	case p == "":
 		return fmt.Errorf("is empty")
@@ -237,6 +245,11 @@ func ValidatePath(p string) error {
 			return fmt.Errorf("%q contains the space character %U (only ' ' is allowed)", p, c)
 		}
 	}
+	return validateSegments(p)
+}
+
+// validateSegments refuses an empty, ".", ".." or space-padded segment.
+func validateSegments(p string) error {
 	for rest := p; ; {
 		seg, more, found := strings.Cut(rest, "/")
 		switch seg {
@@ -253,6 +266,41 @@ func ValidatePath(p string) error {
 		}
 		rest = more
 	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// validateASCIIPath is validatePath for an ASCII string, with the same
+// checks in the same order and the same errors, for a tenth of the work
+// (a manifest's paths are nearly all ASCII): an ASCII string is valid
+// UTF-8 and in normal form C, its only control characters are C0 and DEL,
+// it holds no format character, and its only space character is ' '.
+// TestValidateASCIIPath holds the two to the same answers.
+func validateASCIIPath(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("is empty")
+	case p[0] == '/':
+		return fmt.Errorf("%q is absolute", p)
+	case strings.IndexByte(p, '\\') >= 0:
+		return fmt.Errorf("%q contains a backslash", p)
+	}
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c < 0x20 || c == 0x7f:
+			return fmt.Errorf("%q contains a control character", p)
+		case c == '%':
+			return fmt.Errorf("%q contains '%%'", p)
+		}
+	}
+	return validateSegments(p)
 }
 
 // ValidateBaseURL checks a CDN or origin base URL: absolute http or https,

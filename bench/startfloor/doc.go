@@ -10,5 +10,7 @@
 //	            the trusted state, the CDN check, keyed verification by
 //	            sigstore/sigstore, the CLI; no AWS, registry or cosign
 //	containerd  containerd's Go client alone (admission/running uses it)
+//	awsclients  the Auto Scaling, ECS and ELBv2 clients alone, whose
+//	            schemas the AWS SDK builds at init
 //	empty       nothing: any Go program's start
 package startfloor

@@ -50,14 +50,14 @@ func decodeReview(body []byte) (*admissionv1.AdmissionReview, error) {
 	var review admissionv1.AdmissionReview
 	if err := strictUnmarshal(body, &review); err != nil {
 		if !duplicateInObject(err) {
-			return nil, fmt.Errorf("decoding the AdmissionReview: %v", err)
+			return nil, fmt.Errorf("decoding the AdmissionReview: %w", err)
 		}
 		review = admissionv1.AdmissionReview{}
 		if err := jsonv2.Unmarshal(body, &review, jsontext.AllowDuplicateNames(true)); err != nil {
-			return nil, fmt.Errorf("decoding the AdmissionReview: %v", err)
+			return nil, fmt.Errorf("decoding the AdmissionReview: %w", err)
 		}
 		if err := reviewDuplicate(body); err != nil {
-			return nil, fmt.Errorf("decoding the AdmissionReview: %v", err)
+			return nil, fmt.Errorf("decoding the AdmissionReview: %w", err)
 		}
 	}
 	if review.APIVersion != admissionv1.SchemeGroupVersion.String() || review.Kind != "AdmissionReview" {

@@ -5,18 +5,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 
-	containerd "github.com/containerd/containerd/v2/client"
-	"github.com/containerd/containerd/v2/core/content"
-	"github.com/containerd/containerd/v2/core/images"
-	"github.com/containerd/containerd/v2/pkg/namespaces"
+	containersapi "github.com/containerd/containerd/api/services/containers/v1"
+	contentapi "github.com/containerd/containerd/api/services/content/v1"
+	imagesapi "github.com/containerd/containerd/api/services/images/v1"
+	snapshotsapi "github.com/containerd/containerd/api/services/snapshots/v1"
+	tasksapi "github.com/containerd/containerd/api/services/tasks/v1"
+	"github.com/containerd/containerd/api/types/task"
 	"github.com/containerd/errdefs"
 	"github.com/containerd/platforms"
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/identity"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/lockstep-dev/lockstep/verdict"
 )
@@ -38,11 +46,16 @@ const maxBlob = 4 << 20
 // container was created, so the image record does not say what runs.
 var ErrImageChanged = errors.New("the container's root filesystem is not from its image's current content")
 
-// Containerd reads a container's image through containerd's own client:
-// the container record, its task's status, the image record it names,
-// and, from the content store, the index, manifest and config of the
-// platform the container's root filesystem (its snapshot's parent, a
-// chain of the config's layers) was unpacked from.
+// Containerd reads a container's image through containerd's gRPC API
+// (the services ctr and containerd's own client call): the container
+// record, its task's status, the image record it names, and, from the
+// content store, the index, manifest and config of the platform the
+// container's root filesystem (its snapshot's parent, a chain of the
+// config's layers) was unpacked from.
+//
+// It speaks to the API's generated stubs, not through containerd's client
+// package: that package links about a hundred more packages (and their
+// init work) into every lockstep command, which every boot pays.
 type Containerd struct {
 	// Address is containerd's socket path.
 	Address string
@@ -119,6 +132,23 @@ func reach(ctx context.Context, what, path string) error {
 
 func (c *Containerd) dependency() string { return "containerd " + c.Address }
 
+// Docker's media types for a manifest list and a manifest, which
+// containerd stores as pulled.
+const (
+	mediaTypeDockerManifestList = "application/vnd.docker.distribution.manifest.list.v2+json"
+	mediaTypeDockerManifest     = "application/vnd.docker.distribution.manifest.v2+json"
+)
+
+// containerdAPI is a connection to containerd's gRPC services, with the
+// namespace set on every call's context.
+type containerdAPI struct {
+	containers containersapi.ContainersClient
+	tasks      tasksapi.TasksClient
+	images     imagesapi.ImagesClient
+	snapshots  snapshotsapi.SnapshotsClient
+	content    contentapi.ContentClient
+}
+
 // Observe asks containerd. An unreachable daemon, or one answering with
 // an error, is an *verdict.UnavailableError; a container that does not
 // exist wraps ErrNoContainer, one without a running task ErrNotRunning,
@@ -128,100 +158,117 @@ func (c *Containerd) Observe(ctx context.Context) (*Observation, error) {
 	if err := reach(ctx, c.dependency(), c.Address); err != nil {
 		return nil, err
 	}
-	client, err := containerd.New(c.Address, containerd.WithDefaultNamespace(c.Namespace))
+	conn, err := grpc.NewClient("unix://"+c.Address, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxBody)))
 	if err != nil {
 		return nil, verdict.Unavailable(c.dependency(), err)
 	}
-	defer client.Close()
-	ctx = namespaces.WithNamespace(ctx, c.Namespace)
+	defer conn.Close()
+	api := &containerdAPI{
+		containers: containersapi.NewContainersClient(conn),
+		tasks:      tasksapi.NewTasksClient(conn),
+		images:     imagesapi.NewImagesClient(conn),
+		snapshots:  snapshotsapi.NewSnapshotsClient(conn),
+		content:    contentapi.NewContentClient(conn),
+	}
+	ctx = withNamespace(ctx, c.Namespace)
 	id := c.Container
 	if id == "" {
-		if id, err = c.pick(ctx, client); err != nil {
+		if id, err = c.pick(ctx, api); err != nil {
 			return nil, err
 		}
 	}
-	info, err := client.ContainerService().Get(ctx, id)
+	got, err := api.containers.Get(ctx, &containersapi.GetContainerRequest{ID: id})
 	if err != nil {
 		return nil, c.translate(fmt.Sprintf("container %s/%s", c.Namespace, id), err)
 	}
-	if err := c.running(ctx, client, id); err != nil {
+	info := got.GetContainer()
+	if err := c.running(ctx, api, id); err != nil {
 		return nil, err
 	}
-	o := &Observation{Source: "containerd:" + c.Namespace + "/" + id, Container: id, Reference: info.Image}
-	if info.Image == "" {
+	o := &Observation{Source: "containerd:" + c.Namespace + "/" + id, Container: id, Reference: info.GetImage()}
+	if info.GetImage() == "" {
 		return o, nil
 	}
-	img, err := client.ImageService().Get(ctx, info.Image)
+	img, err := api.images.Get(ctx, &imagesapi.GetImageRequest{Name: info.GetImage()})
 	if err != nil {
-		if errdefs.IsNotFound(err) {
+		if notFound(err) {
 			// The image record is gone: only its name is known.
-			o.Unpinned = append(o.Unpinned, info.Image)
+			o.Unpinned = append(o.Unpinned, info.GetImage())
 			return o, nil
 		}
-		return nil, c.translate("image "+info.Image, err)
+		return nil, c.translate("image "+info.GetImage(), err)
+	}
+	t := img.GetImage().GetTarget()
+	target := ocispec.Descriptor{MediaType: t.GetMediaType(), Digest: digest.Digest(t.GetDigest()), Size: t.GetSize(), Annotations: t.GetAnnotations()}
+	if err := target.Digest.Validate(); err != nil {
+		return nil, c.translate("image "+info.GetImage(), fmt.Errorf("target digest: %w", err))
 	}
 	var chain digest.Digest
-	if info.SnapshotKey != "" && info.Snapshotter != "" {
-		si, err := client.SnapshotService(info.Snapshotter).Stat(ctx, info.SnapshotKey)
+	if info.GetSnapshotKey() != "" && info.GetSnapshotter() != "" {
+		si, err := api.snapshots.Stat(ctx, &snapshotsapi.StatSnapshotRequest{Snapshotter: info.GetSnapshotter(), Key: info.GetSnapshotKey()})
 		if err != nil {
-			return nil, c.translate("snapshot "+info.SnapshotKey, err)
+			return nil, c.translate("snapshot "+info.GetSnapshotKey(), err)
 		}
-		chain = digest.Digest(si.Parent)
+		chain = digest.Digest(si.GetInfo().GetParent())
 	}
-	cs := client.ContentStore()
-	pm, err := resolvePlatform(ctx, cs, img.Target, chain)
+	pm, err := resolvePlatform(ctx, contentStore{api.content}, target, chain)
 	if err != nil {
 		if errors.Is(err, ErrImageChanged) {
-			return nil, fmt.Errorf("containerd %s/%s: image %s is now %s: %w", c.Namespace, id, info.Image, img.Target.Digest, err)
+			return nil, fmt.Errorf("containerd %s/%s: image %s is now %s: %w", c.Namespace, id, info.GetImage(), target.Digest, err)
 		}
-		return nil, c.translate("image "+info.Image, err)
+		return nil, c.translate("image "+info.GetImage(), err)
 	}
-	o.addRepoDigest(img.Target.Digest.String())
+	o.addRepoDigest(target.Digest.String())
 	o.addRepoDigest(pm.manifest.String())
 	o.addImageID(pm.config.String())
 	o.Platform = pm.platform
 	return o, nil
 }
 
+// withNamespace sets the namespace of ctx's calls: containerd reads it
+// from the first "containerd-namespace" header (what its client's
+// namespaces.WithNamespace sets for gRPC), so one already on ctx is
+// replaced, not appended to.
+func withNamespace(ctx context.Context, ns string) context.Context {
+	md, _ := metadata.FromOutgoingContext(ctx)
+	md = md.Copy()
+	md.Set("containerd-namespace", ns)
+	return metadata.NewOutgoingContext(ctx, md)
+}
+
 // running returns nil when container id has a running task.
-func (c *Containerd) running(ctx context.Context, client *containerd.Client, id string) error {
-	ctr, err := client.LoadContainer(ctx, id)
-	if err != nil {
-		return c.translate("container "+id, err)
-	}
-	task, err := ctr.Task(ctx, nil)
-	if errdefs.IsNotFound(err) {
+func (c *Containerd) running(ctx context.Context, api *containerdAPI, id string) error {
+	got, err := api.tasks.Get(ctx, &tasksapi.GetRequest{ContainerID: id})
+	if notFound(err) {
 		return fmt.Errorf("containerd %s/%s: created, no task started: %w", c.Namespace, id, ErrNotRunning)
 	}
 	if err != nil {
 		return c.translate("task "+id, err)
 	}
-	st, err := task.Status(ctx)
-	if err != nil {
-		return c.translate("task "+id, err)
-	}
-	if st.Status != containerd.Running {
-		return fmt.Errorf("containerd %s/%s: task %s: %w", c.Namespace, id, st.Status, ErrNotRunning)
+	if st := got.GetProcess().GetStatus(); st != task.Status_RUNNING {
+		return fmt.Errorf("containerd %s/%s: task %s: %w", c.Namespace, id, strings.ToLower(st.String()), ErrNotRunning)
 	}
 	return nil
 }
 
 // pick returns the container to observe when none was named: Default if
 // it runs, else the only running one.
-func (c *Containerd) pick(ctx context.Context, client *containerd.Client) (string, error) {
-	list, err := client.Containers(ctx)
+func (c *Containerd) pick(ctx context.Context, api *containerdAPI) (string, error) {
+	list, err := api.containers.List(ctx, &containersapi.ListContainersRequest{})
 	if err != nil {
 		return "", c.translate("containers", err)
 	}
 	var ids []string
-	for _, ctr := range list {
-		if c.running(ctx, client, ctr.ID()) != nil {
+	for _, ctr := range list.GetContainers() {
+		id := ctr.GetID()
+		if c.running(ctx, api, id) != nil {
 			continue
 		}
-		if c.Default != "" && ctr.ID() == c.Default {
-			return ctr.ID(), nil
+		if c.Default != "" && id == c.Default {
+			return id, nil
 		}
-		ids = append(ids, ctr.ID())
+		ids = append(ids, id)
 	}
 	switch len(ids) {
 	case 1:
@@ -233,13 +280,55 @@ func (c *Containerd) pick(ctx context.Context, client *containerd.Client) (strin
 		c.dependency(), len(ids), c.Namespace, strings.Join(ids, ", "), c.Namespace, ErrAmbiguous)
 }
 
+// notFound reports whether err says the thing asked for does not exist:
+// a gRPC NotFound from containerd, or errdefs.ErrNotFound.
+func notFound(err error) bool {
+	return err != nil && (errdefs.IsNotFound(err) || status.Code(err) == codes.NotFound)
+}
+
 // translate maps a containerd error about what: not found wraps
 // ErrNoContainer, anything else is the daemon failing to answer.
 func (c *Containerd) translate(what string, err error) error {
-	if errdefs.IsNotFound(err) {
+	if notFound(err) {
 		return fmt.Errorf("containerd %s: %s: %v: %w", c.Namespace, what, err, ErrNoContainer)
 	}
 	return verdict.Unavailable(c.dependency(), fmt.Errorf("%s: %w", what, err))
+}
+
+// blobStore reads one whole blob; a blob it lacks is a notFound error.
+type blobStore interface {
+	readBlob(ctx context.Context, desc ocispec.Descriptor, limit int64) ([]byte, error)
+}
+
+// contentStore is containerd's content service as a blobStore.
+type contentStore struct{ c contentapi.ContentClient }
+
+// readBlob streams desc from containerd's content store, refusing more
+// than limit bytes.
+func (s contentStore) readBlob(ctx context.Context, desc ocispec.Descriptor, limit int64) ([]byte, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := s.c.Read(ctx, &contentapi.ReadContentRequest{Digest: desc.Digest.String()})
+	if err != nil {
+		return nil, err
+	}
+	var b []byte
+	for {
+		resp, err := stream.Recv()
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if resp.GetOffset() != int64(len(b)) {
+			return nil, fmt.Errorf("blob %s: containerd sent offset %d after %d bytes", desc.Digest, resp.GetOffset(), len(b))
+		}
+		if int64(len(b))+int64(len(resp.GetData())) > limit {
+			return nil, fmt.Errorf("blob %s: over %d bytes", desc.Digest, limit)
+		}
+		b = append(b, resp.GetData()...)
+	}
 }
 
 // platformImage is one platform's image in an index (or a lone manifest).
@@ -254,10 +343,10 @@ type platformImage struct {
 // snapshot) it takes the platform containerd would, this host's. Blobs
 // the store lacks (platforms never pulled) are skipped; when none chains
 // to chain the error wraps ErrImageChanged.
-func resolvePlatform(ctx context.Context, cs content.Provider, target ocispec.Descriptor, chain digest.Digest) (*platformImage, error) {
+func resolvePlatform(ctx context.Context, cs blobStore, target ocispec.Descriptor, chain digest.Digest) (*platformImage, error) {
 	var candidates []ocispec.Descriptor
 	switch target.MediaType {
-	case ocispec.MediaTypeImageIndex, images.MediaTypeDockerSchema2ManifestList:
+	case ocispec.MediaTypeImageIndex, mediaTypeDockerManifestList:
 		var idx ocispec.Index
 		if err := readJSON(ctx, cs, target, &idx); err != nil {
 			return nil, err
@@ -270,7 +359,7 @@ func resolvePlatform(ctx context.Context, cs content.Provider, target ocispec.De
 		if chain == "" {
 			candidates = bestPlatform(candidates)
 		}
-	case ocispec.MediaTypeImageManifest, images.MediaTypeDockerSchema2Manifest:
+	case ocispec.MediaTypeImageManifest, mediaTypeDockerManifest:
 		candidates = []ocispec.Descriptor{target}
 	default:
 		return nil, fmt.Errorf("image target %s has media type %q, neither an index nor a manifest", target.Digest, target.MediaType)
@@ -278,14 +367,14 @@ func resolvePlatform(ctx context.Context, cs content.Provider, target ocispec.De
 	for _, desc := range candidates {
 		var m ocispec.Manifest
 		if err := readJSON(ctx, cs, desc, &m); err != nil {
-			if errdefs.IsNotFound(err) {
+			if notFound(err) {
 				continue
 			}
 			return nil, err
 		}
 		var cfg ocispec.Image
 		if err := readJSON(ctx, cs, m.Config, &cfg); err != nil {
-			if errdefs.IsNotFound(err) {
+			if notFound(err) {
 				continue
 			}
 			return nil, err
@@ -333,11 +422,11 @@ func bestPlatform(ds []ocispec.Descriptor) []ocispec.Descriptor {
 
 // readJSON reads blob desc from the store, capped at maxBlob, checks its
 // digest, and decodes it into v.
-func readJSON(ctx context.Context, cs content.Provider, desc ocispec.Descriptor, v any) error {
+func readJSON(ctx context.Context, cs blobStore, desc ocispec.Descriptor, v any) error {
 	if desc.Size > maxBlob {
 		return fmt.Errorf("blob %s: %d bytes, over %d", desc.Digest, desc.Size, maxBlob)
 	}
-	b, err := content.ReadBlob(ctx, cs, desc)
+	b, err := cs.readBlob(ctx, desc, maxBlob)
 	if err != nil {
 		return err
 	}

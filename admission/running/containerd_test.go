@@ -180,19 +180,29 @@ func TestRuntimeSocketsNotYet(t *testing.T) {
 	}
 }
 
+// containerdRecording is testdata/containerd.json: what the real
+// containerd held for a running container in TestRealRuntimes.
+type containerdRecording struct {
+	Target ocispec.Descriptor       `json:"target"`
+	Chain  digest.Digest            `json:"chain"`
+	Blobs  map[digest.Digest][]byte `json:"blobs"`
+	Want   running.Observation      `json:"want"`
+}
+
+func readContainerdRecording(t *testing.T) *containerdRecording {
+	t.Helper()
+	var rec containerdRecording
+	readRecording(t, "testdata/containerd.json", &rec)
+	return &rec
+}
+
 // TestRecordedContainerd walks what the real containerd 1.6 held for a
 // running container in TestRealRuntimes (testdata/containerd.json,
 // rewritten by -record-runtimes: the image target, the snapshot's parent,
 // the content store's blobs but layers) and checks it reads the
 // manifest, config and platform the source read from the daemon.
 func TestRecordedContainerd(t *testing.T) {
-	var rec struct {
-		Target ocispec.Descriptor       `json:"target"`
-		Chain  digest.Digest            `json:"chain"`
-		Blobs  map[digest.Digest][]byte `json:"blobs"`
-		Want   running.Observation      `json:"want"`
-	}
-	readRecording(t, "testdata/containerd.json", &rec)
+	rec := readContainerdRecording(t)
 	if rec.Want.ImageID.IsZero() || len(rec.Want.RepoDigests) != 2 || rec.Chain == "" {
 		t.Fatal("testdata/containerd.json holds no observation or no chain")
 	}

@@ -1,10 +1,9 @@
 package running
 
 import (
-	"bytes"
 	"context"
+	"fmt"
 
-	"github.com/containerd/containerd/v2/core/content"
 	"github.com/containerd/errdefs"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -24,14 +23,13 @@ func ResolvePlatform(ctx context.Context, blobs map[digest.Digest][]byte, target
 // mapStore is a content store of blobs by digest.
 type mapStore map[digest.Digest][]byte
 
-func (m mapStore) ReaderAt(_ context.Context, desc ocispec.Descriptor) (content.ReaderAt, error) {
+func (m mapStore) readBlob(_ context.Context, desc ocispec.Descriptor, limit int64) ([]byte, error) {
 	b, ok := m[desc.Digest]
 	if !ok {
 		return nil, errdefs.ErrNotFound
 	}
-	return readerAt{bytes.NewReader(b)}, nil
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("blob %s: over %d bytes", desc.Digest, limit)
+	}
+	return b, nil
 }
-
-type readerAt struct{ *bytes.Reader }
-
-func (readerAt) Close() error { return nil }

@@ -48,3 +48,19 @@ func TestBinaryLinksNoTestSupport(t *testing.T) {
 		}
 	}
 }
+
+// startWeight are packages whose initialisation every lockstep command
+// would pay at start (issue 16), linked for nothing a command needs:
+// containerd's client (about a hundred packages; admission/running speaks
+// containerd's gRPC API through its generated stubs instead) and go-cmp,
+// which only containerd's protobuf helpers imported (2.8 ms of init in
+// cmp/internal/function on its own).
+var startWeight = []string{
+	"github.com/containerd/containerd/v2",
+	"github.com/google/go-cmp",
+}
+
+// TestBinaryStartWeight fails when the binary links one of startWeight.
+func TestBinaryStartWeight(t *testing.T) {
+	depcheck.Assert(t, depcheck.Rule{Packages: []string{"github.com/lockstep-dev/lockstep/cmd/lockstep"}, Deny: startWeight})
+}

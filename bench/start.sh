@@ -7,10 +7,11 @@
 # BEFORE=BIN also starts BIN each round (role `before`): a change's
 # before/after in the same interleaved run. FLOORS=1 also starts the
 # programs of bench/startfloor (roles floor-gate, floor-gatenosig,
-# floor-gatecore, floor-containerd, floor-awsclients, floor-empty): what
-# `lockstep admit` links, with and without cosign, what a gate cannot do
-# without, containerd's client alone, the three schema-serde AWS clients
-# alone, and an empty Go program.
+# floor-gatecore, floor-containerd, floor-containerdapi, floor-awsclients,
+# floor-empty): what `lockstep admit` links, with and without cosign, what
+# a gate cannot do without, containerd's client alone (which lockstep no
+# longer links), the gRPC API stubs admission/running calls instead, the
+# three schema-serde AWS clients alone, and an empty Go program.
 #
 #   bench/start.sh            ROUNDS=5 STARTS=20 BEFORE= FLOORS=0
 set -euo pipefail
@@ -33,7 +34,7 @@ starts() { # BIN: the mean milliseconds of one start over STARTS starts
 }
 floors=()
 if [ "${FLOORS:-0}" = 1 ]; then
-	for f in gate gatenosig gatecore containerd awsclients empty; do go build -o "$tmp/$f" "./bench/startfloor/$f" && floors+=("$f"); done
+	for f in gate gatenosig gatecore containerd containerdapi awsclients empty; do go build -o "$tmp/$f" "./bench/startfloor/$f" && floors+=("$f"); done
 fi
 "$bin" version >/dev/null; "$crane" version >/dev/null # page cache
 for _ in $(seq "$ROUNDS"); do

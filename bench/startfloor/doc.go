@@ -9,7 +9,9 @@
 //	gatecore    what a gate cannot do without: the check, the runtimes,
 //	            the trusted state, the CDN check, keyed verification by
 //	            sigstore/sigstore, the CLI; no AWS, registry or cosign
-//	containerd  containerd's Go client alone (admission/running uses it)
+//	containerd  containerd's Go client alone (admission/running used it
+//	            until it called containerd's gRPC API directly)
+//	containerdapi  the gRPC API stubs admission/running calls instead
 //	awsclients  the Auto Scaling, ECS and ELBv2 clients alone, whose
 //	            schemas the AWS SDK builds at init
 //	empty       nothing: any Go program's start

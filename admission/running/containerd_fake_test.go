@@ -259,6 +259,9 @@ func TestContainerdAPI(t *testing.T) {
 		}, running.ErrNotRunning, "task paused"},
 		{"the name re-pointed", func(f *fakeContainerd) { f.parents["web-snap"] = digest.FromString("other layers").String() }, running.ErrImageChanged, ""},
 		{"the snapshot gone", func(f *fakeContainerd) { delete(f.parents, "web-snap") }, running.ErrNoContainer, "snapshot web-snap"},
+		{"an image target that is no digest", func(f *fakeContainerd) {
+			f.images[ref] = ocispec.Descriptor{MediaType: rec.Target.MediaType, Digest: "sha256:zz", Size: rec.Target.Size}
+		}, nil, "target digest"},
 		{"the daemon failing", func(f *fakeContainerd) { f.fail = status.Error(codes.Internal, "boltdb: disk I/O error") }, nil, "boltdb"},
 		{"other bytes for a digest", func(f *fakeContainerd) {
 			f.readHook = func(d digest.Digest, msgs []*contentapi.ReadContentResponse) []*contentapi.ReadContentResponse {
@@ -293,8 +296,6 @@ func TestContainerdAPI(t *testing.T) {
 	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
 			f := fake()
-			f.containers = map[string]fakeContainer{"web": f.containers["web"]}
-			f.parents = map[string]string{"web-snap": rec.Chain.String()}
 			tc.edit(f)
 			o, err := observe(t, f, "containerd:lockstep/web")
 			if err == nil {

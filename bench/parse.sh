@@ -5,6 +5,10 @@
 # rounds; microseconds per asset.
 #
 #   bench/parse.sh            ROUNDS=5 BENCHTIME=1s
+#   BEFORE=TESTBIN bench/parse.sh   also TESTBIN's BenchmarkParse10k in
+#                             the same rounds (role before): a manifest
+#                             test binary of another commit, built with
+#                             go test -c ./manifest/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -13,8 +17,9 @@ BENCHTIME=${BENCHTIME:-1s}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go test -c -o "$tmp/manifest.test" ./manifest/
-one() { # BENCHMARK ROLE
-	"$tmp/manifest.test" -test.run '^$' -test.bench "^$1\$" -test.benchtime "$BENCHTIME" -test.benchmem |
+BEFORE=${BEFORE:-}
+one() { # BENCHMARK ROLE [TESTBIN]
+	"${3:-$tmp/manifest.test}" -test.run '^$' -test.bench "^$1\$" -test.benchtime "$BENCHTIME" -test.benchmem |
 		awk -v role="$2" -v name="$1" '/^Benchmark/ {
 			for (i = 1; i < NF; i++) if ($(i + 1) == "ns/op") ns = $i
 			printf "# %s\n", $0
@@ -23,4 +28,5 @@ one() { # BENCHMARK ROLE
 for _ in $(seq "$ROUNDS"); do
 	one BenchmarkParse10k lockstep
 	one BenchmarkUnmarshal10k anchor
+	if [ -n "$BEFORE" ]; then one BenchmarkParse10k before "$BEFORE"; fi
 done

@@ -1,8 +1,10 @@
 package manifest
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -11,22 +13,9 @@ import (
 // testdata/*.json and the test manifest; run it longer with
 // go test -fuzz FuzzParse ./manifest/.
 func FuzzParse(f *testing.F) {
-	seeds, err := filepath.Glob(filepath.Join("testdata", "*.json"))
-	if err != nil {
-		f.Fatal(err)
+	for _, doc := range seedDocuments(f) {
+		f.Add(doc)
 	}
-	for _, p := range seeds {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
-	good, err := testManifest().Encode()
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(good)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Parse(data)
 		if err != nil {
@@ -62,6 +51,84 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("the indented encoding does not parse: %v", err)
 		} else if d3, _ := m3.Digest(); d3 != d {
 			t.Fatalf("the indented encoding's digest %s != %s", d3, d)
+		}
+	})
+}
+
+// seedDocuments are testdata/*.json and, last, the test manifest's
+// canonical encoding.
+func seedDocuments(f *testing.F) [][]byte {
+	f.Helper()
+	paths, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	var docs [][]byte
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		docs = append(docs, b)
+	}
+	good, err := testManifest().Encode()
+	if err != nil {
+		f.Fatal(err)
+	}
+	return append(docs, good)
+}
+
+// FuzzParseAgrees holds Parse's one pass (decodeStrict) to parseV1, the
+// strict parse with encoding/json it replaced: on every input both accept
+// the same Manifest, field for field (nil and empty alike, since the
+// canonical encoding tells them apart), or both refuse it with the same
+// error. Seeds are FuzzParse's and documents at the edges where the two
+// decoders differ; run it longer with go test -fuzz FuzzParseAgrees
+// ./manifest/.
+func FuzzParseAgrees(f *testing.F) {
+	docs := seedDocuments(f)
+	good := docs[len(docs)-1]
+	// Each edit, applied to each document it changes.
+	edits := []struct{ from, to string }{
+		{`"name":`, `"Name":`},                            // a key in another case
+		{`"name":`, `"n\u0061me":`},                       // an escaped key
+		{`"generation":`, `"generation":1,"generation":`}, // a duplicate key
+		{`"kind":"`, `"kind":"\ud800`},                    // a lone surrogate
+		{`Z"`, `+24:00"`},                                 // a zone past what v2 allows
+		{`Z"`, `,5Z"`},                                    // a comma before the fraction
+		{`Z"`, `.5Z"`},                                    // a fraction
+		{`"cdn":[`, `"cdn":null,"x":[`},                   // an unknown member
+		{`"size":`, `"size":1.0,"s":`},                    // a fractional size
+		{`"bundle": "eyJ9"`, `"bundle": ""`},              // empty bytes
+		{`"bundle": "eyJ9"`, `"bundle": null`},            // no bytes
+		{`"bundle": "eyJ9"`, `"bundle": "ey\nJ9"`},        // a line break in base64
+		{`"bundle": "eyJ9"`, `"bundle": [1]`},             // bytes as an array
+	}
+	for _, doc := range docs {
+		f.Add(doc)
+		for _, e := range edits {
+			if ed := bytes.Replace(doc, []byte(e.from), []byte(e.to), 1); !bytes.Equal(ed, doc) {
+				f.Add(ed)
+			}
+		}
+	}
+	f.Add(append(append([]byte{}, good...), " {}"...)) // trailing data
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m1, err1 := parseV1(data)
+		m2, err2 := Parse(data)
+		if len(data) > MaxSize {
+			return
+		}
+		switch {
+		case (err1 == nil) != (err2 == nil):
+			t.Fatalf("parseV1 error %v, Parse error %v\n%s", err1, err2, data)
+		case err1 != nil:
+			if err1.Error() != err2.Error() {
+				t.Fatalf("parseV1 error %q, Parse error %q\n%s", err1, err2, data)
+			}
+		case !reflect.DeepEqual(m1, m2):
+			t.Fatalf("parseV1 and Parse decode different manifests:\n%#v\n%#v\nfrom\n%s", m1, m2, data)
 		}
 	})
 }

@@ -35,6 +35,18 @@ func BenchmarkParse10k(b *testing.B) {
 	}
 }
 
+// BenchmarkNewSigned10k is what a consumer does with a fetched manifest of
+// 10,000 assets: the strict Parse and the canonical digest.
+func BenchmarkNewSigned10k(b *testing.B) {
+	raw := manifest10k(b)
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		if _, err := NewSigned(raw, "bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkCheckStructure10k is the duplicate-key, depth and trailing-data
 // pass alone.
 func BenchmarkCheckStructure10k(b *testing.B) {

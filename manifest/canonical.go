@@ -24,7 +24,26 @@ func canonicalFast(data []byte) ([]byte, error) {
 	if !json.Valid(data) {
 		return nil, errNotFast
 	}
-	c := canonicalizer{in: data, out: make([]byte, 0, len(data))}
+	return canonicalizer{in: data}.run()
+}
+
+// canonicalEncoded is Canonicalize of encoding/json's own output (marshal
+// of a Go value): valid JSON, whose strings without an escape are valid
+// UTF-8 with no U+2028 or U+2029 (the encoder escapes those, and writes an
+// invalid byte as \ufffd), so neither the syntax check nor those string
+// checks need repeating; its result is canonicalFast's, and its fallback
+// too.
+func canonicalEncoded(data []byte) ([]byte, error) {
+	out, err := canonicalizer{in: data, encoded: true}.run()
+	if err == nil {
+		return out, nil
+	}
+	return canonicalizeAny(data)
+}
+
+// run copies c.in, canonical, to a new slice.
+func (c canonicalizer) run() ([]byte, error) {
+	c.out = make([]byte, 0, len(c.in))
 	c.skipSpace()
 	if err := c.value(); err != nil {
 		return nil, err
@@ -39,8 +58,12 @@ type canonicalizer struct {
 	in  []byte
 	i   int
 	out []byte
+	// encoded says that in is encoding/json's output (canonicalEncoded).
+	encoded bool
 	// members is a stack of the members of the objects being copied.
 	members []member
+	// body holds an object's members while they are put in order.
+	body []byte
 }
 
 func (c *canonicalizer) skipSpace() {
@@ -124,7 +147,7 @@ func (c *canonicalizer) object() error {
 			return err
 		}
 		key := c.in[from+1 : c.i-1]
-		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
+		if bytes.IndexByte(key, '\\') >= 0 || !c.encoded && !utf8.Valid(key) {
 			var k string
 			if err := json.Unmarshal(c.in[from:c.i], &k); err != nil {
 				return err
@@ -159,7 +182,9 @@ func (c *canonicalizer) object() error {
 		c.out = append(c.out, '}')
 		return nil
 	}
-	body := bytes.Clone(c.out[open+1:])
+	// No object is copied while body is in use: it is reused.
+	c.body = append(c.body[:0], c.out[open+1:]...)
+	body := c.body
 	slices.SortFunc(members, cmp)
 	c.out = append(c.out[:open], '{')
 	for i, m := range members {
@@ -181,15 +206,23 @@ func (c *canonicalizer) str() ([]byte, error) {
 	start := c.i
 	c.i++
 	escaped := false
-	for c.in[c.i] != '"' {
-		if c.in[c.i] == '\\' {
-			escaped = true
+	// The closing quote is the next one unless a backslash comes first.
+	if q := bytes.IndexByte(c.in[c.i:], '"'); q >= 0 && bytes.IndexByte(c.in[c.i:c.i+q], '\\') < 0 {
+		c.i += q
+	} else {
+		for c.in[c.i] != '"' {
+			if c.in[c.i] == '\\' {
+				escaped = true
+				c.i++
+			}
 			c.i++
 		}
-		c.i++
 	}
 	c.i++
 	tok := c.in[start:c.i]
+	if !escaped && c.encoded {
+		return tok, nil
+	}
 	if !escaped && utf8.Valid(tok) && !bytes.Contains(tok, []byte("\u2028")) && !bytes.Contains(tok, []byte("\u2029")) {
 		return tok, nil
 	}

@@ -2,8 +2,10 @@ package manifest
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -48,6 +50,49 @@ func TestCanonicalFastMatchesAny(t *testing.T) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Errorf("canonicalFast(%.60q)\n got %s\nwant %s", d, got, want)
+		}
+	}
+}
+
+// TestCanonicalEncodedMatchesAny gives canonicalEncoded what it is for,
+// encoding/json's output of Go values, including strings the encoder
+// rewrites (invalid UTF-8, U+2028, control characters, HTML characters),
+// and wants canonicalizeAny's result.
+func TestCanonicalEncodedMatchesAny(t *testing.T) {
+	values := []any{
+		testManifest(),
+		map[string]any{"b": "x\xffy", "a\u2028": "\u2029", "\xfe": []any{"\x01\n<&>", 1.5, nil}},
+		map[string]string{"é": "e", "E": "é", "": "k\"q\\"},
+		struct {
+			Z string `json:"z"`
+			A []byte `json:"a"`
+			M string `json:"m"`
+		}{"\xed\xa0\x80", []byte{0xff}, "\U0001F600"},
+	}
+	for _, d := range canonicalCases {
+		var v any
+		dec := json.NewDecoder(strings.NewReader(d))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		values = append(values, v)
+	}
+	for _, v := range values {
+		raw, err := marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := canonicalizeAny(raw)
+		if err != nil {
+			t.Fatalf("canonicalizeAny(%.60q): %v", raw, err)
+		}
+		got, err := canonicalEncoded(raw)
+		if err != nil {
+			t.Fatalf("canonicalEncoded(%.60q): %v", raw, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("canonicalEncoded(%.60q)\n got %s\nwant %s", raw, got, want)
 		}
 	}
 }

@@ -21,7 +21,7 @@ func (m *Manifest) canonical() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Canonicalize(raw)
+	return canonicalEncoded(raw)
 }
 
 // Digest returns the SHA-256 of m's canonical encoding: the manifest's

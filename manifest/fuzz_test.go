@@ -28,6 +28,13 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Parse accepted a manifest that Encode refuses: %v\n%s", err, data)
 		}
+		raw, err := marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, err := canonicalizeAny(raw); err != nil || !bytes.Equal(b, want) {
+			t.Fatalf("Encode wrote\n%s\nthe general canonicalization (%v)\n%s", b, err, want)
+		}
 		d, err := m.Digest()
 		if err != nil {
 			t.Fatal(err)

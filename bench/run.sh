@@ -37,6 +37,12 @@
 #   bench/run.sh              ROUNDS=5 CDN_SIZES="1000 10000 100000" FLEET_SIZE=100000 OUT=a new directory
 #   QUICK=1 bench/run.sh      each benchmark once on small inputs: checks that
 #                             the runner works end to end, measures nothing
+#
+# Before each script it waits (at most SETTLE_MAX=120 seconds) for the
+# one-minute load average to fall below SETTLE_LOAD (half the cores), so
+# that one benchmark's servers do not load the next one's rounds (the
+# webhook's after the fleet's); SETTLE=0 does not wait. The load at each
+# script's start is printed above the table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=${QUICK:-0}
@@ -55,6 +61,19 @@ if [ "$QUICK" = 1 ]; then
 	FLEET_SIZE=2000 FLEET_PORTS=100
 fi
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+SETTLE=${SETTLE:-$([ "$QUICK" = 1 ] && echo 0 || echo 1)} # QUICK does not wait unless SETTLE=1
+SETTLE_LOAD=${SETTLE_LOAD:-$(awk -v n="$(nproc)" 'BEGIN { print n / 2 }')}
+SETTLE_MAX=${SETTLE_MAX:-120}
+settle() { # NAME: waits for the load to settle, notes it in OUT/loads
+	local waited=0
+	if [ "$SETTLE" != 0 ]; then
+		while [ "$waited" -lt "$SETTLE_MAX" ] && awk -v l="$(cut -d' ' -f1 /proc/loadavg)" -v max="$SETTLE_LOAD" 'BEGIN { exit !(l >= max) }'; do
+			sleep 5
+			waited=$((waited + 5))
+		done
+	fi
+	echo "# $1: load average $(load) at its start (waited ${waited} s)" >>"$OUT/loads"
+}
 load_start=$(load) started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
 echo "== building lockstep" >&2
@@ -63,8 +82,10 @@ go build -o "$tmp/bin/lockstep" ./cmd/lockstep
 export LOCKSTEP_BIN=$tmp/bin/lockstep
 
 : >"$OUT/samples"
+: >"$OUT/loads"
 run() { # LOG SCRIPT ARGS...: runs a bench script, keeps its bench lines
 	local log=$1; shift
+	settle "$log"
 	echo "== $*" >&2
 	if ! "$@" >"$OUT/$log.log" 2>"$OUT/$log.err"; then
 		echo "bench/run.sh: $* failed:" >&2
@@ -106,6 +127,7 @@ if command -v perf >/dev/null; then
 fi
 echo "# bench/run.sh, $started to $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(uname -m), $ROUNDS rounds$([ "$QUICK" = 1 ] && echo ', QUICK=1: not a measurement')"
 echo "# load average at the start: $load_start; at the end: $(load)"
+cat "$OUT/loads"
 echo "# logs: $OUT"
 [ -z "$profiles" ] || echo "# profiles:$profiles"
 awk '

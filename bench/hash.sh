@@ -36,7 +36,7 @@ total=$(find "$DIR" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
 echo "hash.sh: warming the page cache" >&2
 find "$DIR" -type f -print0 | xargs -0 cat >/dev/null
 
-if [ -n "${LOCKSTEP_BIN:-}" ]; then ln -s "$LOCKSTEP_BIN" "$work/lockstep"; else go build -o "$work/lockstep" ./cmd/lockstep; fi
+if [ -n "${LOCKSTEP_BIN:-}" ]; then ln -s "$LOCKSTEP_BIN" "$work/lockstep"; else build_lockstep "$work/lockstep"; fi
 go test -c -o "$work/assets.test" ./manifest/assets
 
 # measure NAME CMD...: one run; appends its wall time and CPU seconds

@@ -24,7 +24,10 @@ BYTES=${BYTES:-67108864}
 command -v perf >/dev/null || { echo "bench/perf.sh: perf is not installed" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-bin=$(lockstep_bin "$tmp")
+# The release's build but with its symbol table, which perf reads (the
+# release strips it: -s -w), whatever LOCKSTEP_BIN says.
+bin=$tmp/lockstep
+CGO_ENABLED=0 go build -trimpath -o "$bin" ./cmd/lockstep
 data=$tmp/perf.data
 rec() { perf record -q -F 10000 -g -o "$data" -- "$@" >/dev/null 2>"$tmp/perf.err" || { cat "$tmp/perf.err" >&2; exit 1; }; }
 case $what in

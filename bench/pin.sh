@@ -40,7 +40,7 @@ if [ -n "${LOCKSTEP_BIN:-}" ]; then
 	export PATH="$(dirname "$LOCKSTEP_BIN"):$PATH"
 else
 	echo "== building lockstep" >&2
-	go build -o "$BIN/lockstep" ./cmd/lockstep
+	build_lockstep "$BIN/lockstep"
 fi
 
 REG=$(command -v docker-registry || echo /usr/bin/docker-registry)

@@ -45,6 +45,7 @@
 # script's start is printed above the table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 QUICK=${QUICK:-0}
 ROUNDS=${ROUNDS:-5}
 CDN_SIZES=${CDN_SIZES:-1000 10000 100000}
@@ -78,7 +79,7 @@ load_start=$(load) started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
 echo "== building lockstep" >&2
 mkdir -p "$tmp/bin"
-go build -o "$tmp/bin/lockstep" ./cmd/lockstep
+build_lockstep "$tmp/bin/lockstep"
 export LOCKSTEP_BIN=$tmp/bin/lockstep
 
 : >"$OUT/samples"

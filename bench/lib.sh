@@ -16,11 +16,13 @@ sample() { printf 'bench %s %s %s %s %s\n' "$1" "$2" "$3" "$4" "$5"; }
 now_ns() { date +%s%N; }
 ms_since() { echo "scale=3; ($(date +%s%N) - $1) / 1000000" | bc; }
 
-# build_lockstep OUT builds lockstep as the release does (.goreleaser.yaml:
-# static, trimmed paths, no symbol table), so that the figures are those of
-# the binary users run: a default go build links libc and starts about 2 ms
-# slower (docs/benchmarks.md).
-build_lockstep() { CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$1" ./cmd/lockstep; }
+# release_build OUT PKG [LDFLAGS] builds PKG as the release builds lockstep
+# (.goreleaser.yaml: static, trimmed paths, LDFLAGS "-s -w": no symbol
+# table), so that the figures are those of the binary users run: a default
+# go build links libc and starts about 2 ms slower (docs/benchmarks.md).
+# build_lockstep OUT is that build of lockstep.
+release_build() { CGO_ENABLED=0 go build -trimpath -ldflags "${3--s -w}" -o "$1" "$2"; }
+build_lockstep() { release_build "$1" ./cmd/lockstep; }
 
 # lockstep_bin DIR prints the lockstep binary to measure: $LOCKSTEP_BIN when
 # bench/run.sh built one, else a fresh build in DIR.

@@ -27,7 +27,7 @@ trap 'rm -rf "$tmp"' EXIT
 # The release's build but with its symbol table, which perf reads (the
 # release strips it: -s -w), whatever LOCKSTEP_BIN says.
 bin=$tmp/lockstep
-CGO_ENABLED=0 go build -trimpath -o "$bin" ./cmd/lockstep
+release_build "$bin" ./cmd/lockstep ""
 data=$tmp/perf.data
 rec() { perf record -q -F 10000 -g -o "$data" -- "$@" >/dev/null 2>"$tmp/perf.err" || { cat "$tmp/perf.err" >&2; exit 1; }; }
 case $what in

@@ -34,7 +34,7 @@ starts() { # BIN: the mean milliseconds of one start over STARTS starts
 }
 floors=()
 if [ "${FLOORS:-0}" = 1 ]; then
-	for f in gate gatenosig gatecore containerd containerdapi awsclients empty; do go build -o "$tmp/$f" "./bench/startfloor/$f" && floors+=("$f"); done
+	for f in gate gatenosig gatecore containerd containerdapi awsclients empty; do release_build "$tmp/$f" "./bench/startfloor/$f" && floors+=("$f"); done
 fi
 "$bin" version >/dev/null; "$crane" version >/dev/null # page cache
 for _ in $(seq "$ROUNDS"); do

@@ -25,19 +25,22 @@ func Parse(data []byte) (*Manifest, error) {
 		return nil, invalid("", "document is %d bytes, over the %d byte limit", len(data), MaxSize)
 	}
 	// One pass: encoding/json/v2's rules are the strict ones (see
-	// decodeStrict). A document they refuse takes parseV1, which accepts
+	// decodeStrict). A document they refuse takes decodeV1, which accepts
 	// and refuses exactly as Parse did before and says why in its words;
-	// FuzzParseAgrees holds the two to the same answer on every input.
-	if m, err := decodeStrict(data); err == nil {
-		if err := checkVersion(m.APIVersion, m.Kind); err != nil {
+	// FuzzParseAgrees holds the two to the same Manifest.
+	m, err := decodeStrict(data)
+	if err != nil {
+		if m, err = decodeV1(data); err != nil {
 			return nil, err
 		}
-		if err := Validate(m); err != nil {
-			return nil, err
-		}
-		return m, nil
 	}
-	return parseV1(data)
+	if err := checkVersion(m.APIVersion, m.Kind); err != nil {
+		return nil, err
+	}
+	if err := Validate(m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // decodeStrict decodes data in one pass with encoding/json/v2's semantics
@@ -45,10 +48,10 @@ func Parse(data []byte) (*Manifest, error) {
 // 1.27) and unknown members refused: names match case-sensitively, a
 // duplicate name at any depth is an error, and so are invalid UTF-8 (a
 // lone surrogate escape included), data after the value, and a time that
-// is not strict RFC 3339. Everything it accepts, parseV1's checks accept
-// too (checkText, checkKeys: the Manifest type nests far less deep than
+// is not strict RFC 3339. Everything it accepts, decodeV1 accepts too
+// (checkText, checkKeys: the Manifest type nests far less deep than
 // maxDepth and has no free-form member), with the same Manifest; it
-// refuses a few documents that parseV1 accepts (a zone offset of +24:00,
+// refuses a few documents that decodeV1 accepts (a zone offset of +24:00,
 // a comma before a time's fraction), which Parse then takes there.
 func decodeStrict(data []byte) (*Manifest, error) {
 	var m Manifest
@@ -58,9 +61,9 @@ func decodeStrict(data []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// parseV1 is Parse with encoding/json and lockstep's own checks, in the
-// order of precedence of its errors.
-func parseV1(data []byte) (*Manifest, error) {
+// decodeV1 decodes data with encoding/json and lockstep's own checks of the
+// bytes, in the order of precedence of their errors.
+func decodeV1(data []byte) (*Manifest, error) {
 	// One decode. A document that decodes whole, with nothing but white
 	// space after it, is what json.Valid accepts, so the structure pass
 	// need not scan it again; and its apiVersion and kind are in m, as the
@@ -77,12 +80,6 @@ func parseV1(data []byte) (*Manifest, error) {
 		return nil, &ValidationError{Reason: err.Error()}
 	}
 	if err := checkKeys(data); err != nil {
-		return nil, err
-	}
-	if err := checkVersion(m.APIVersion, m.Kind); err != nil {
-		return nil, err
-	}
-	if err := Validate(&m); err != nil {
 		return nil, err
 	}
 	return &m, nil

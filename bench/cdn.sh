@@ -59,7 +59,14 @@ echo "== generating $N assets, their manifests and curl configs" >&2
 "$DIR/cdntree" -n "$N" "$DIR" "$BASE" "$TLS_BASE"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj "/CN=127.0.0.1" \
 	-addext "subjectAltName=IP:127.0.0.1" -keyout "$DIR/key.pem" -out "$DIR/cert.pem" 2>/dev/null
-export SSL_CERT_FILE=$DIR/cert.pem # lockstep (Go) trusts it; curl gets --cacert
+# Both clients trust this certificate and nothing else: curl gets --cacert,
+# lockstep (Go) SSL_CERT_FILE, and an empty SSL_CERT_DIR, since Go reads
+# every certificate of the system's directory (/etc/ssl/certs) besides the
+# file: about 10 ms more a process here, which curl, with --cacert, never
+# pays (docs/benchmarks.md, "The system's roots").
+export SSL_CERT_FILE=$DIR/cert.pem
+mkdir -p "$DIR/certs"
+export SSL_CERT_DIR=$DIR/certs
 
 echo "== starting nginx on $BASE and $TLS_BASE (HTTP/2)" >&2
 mkdir -p "$DIR/nginx/logs" "$DIR/nginx/tmp"
@@ -135,7 +142,12 @@ timed() {
 # check MANIFEST CONCURRENCY [ENV...] runs lockstep cdn check --format json;
 # checkcmd sets CMD to that command, for timed.
 check() { env "${@:3}" "$LOCKSTEP" --log-level error cdn check --manifest "$1" --concurrency "$2" --format json; }
-checkcmd() { CMD=(env "${@:3}" "${BIN:-$LOCKSTEP}" --log-level error cdn check --manifest "$1" --concurrency "$2" --format json); }
+# Without extra variables CMD runs lockstep itself, as curl is run: env would
+# add an exec to lockstep's time only.
+checkcmd() {
+	CMD=("${BIN:-$LOCKSTEP}" --log-level error cdn check --manifest "$1" --concurrency "$2" --format json)
+	if [ $# -gt 2 ]; then CMD=(env "${@:3}" "${CMD[@]}"); fi
+}
 durations() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["durationNanos"] / 1e9)' "$DIR/out" >>"$DIR/$1.check"; }
 
 echo "== $RUNS turns: lockstep and curl on HTTP/1.1, then on HTTP/2 over TLS$([ "$H1TLS" = 0 ] || echo ', then lockstep on HTTP/1.1 over TLS')" >&2

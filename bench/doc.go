@@ -2,6 +2,7 @@
 // (bench/run.sh runs them all, interleaved against their anchors) and of
 // the test that checks bench/run.sh end to end in its QUICK=1 mode.
 // The Go programs the scripts use are its sub-packages: cdntree, fleetsim,
-// gentree, signature; profile runs lockstep's command line with a CPU
+// gentree, roots (bench/roots.sh: loading the system's roots), signature,
+// startfloor; profile runs lockstep's command line with a CPU
 // profile (the profiles of docs/benchmarks.md).
 package bench

@@ -19,7 +19,7 @@ var otherTools = map[string]bool{
 	"--auto-scaling-group-name": true, "--lifecycle-hook-name": true, "--lifecycle-transition": true,
 	"--default-result": true, "--heartbeat-timeout": true, "--cert": true, "--type": true, "--clean": true,
 	"--snapshot": true, "--ignore-missing": true, "--new-bundle-format": true, "--now": true, "--parallel": true,
-	"--parallel-max": true, "--http2": true, "--predicate": true, "--recursive": true, "--repo": true, "--set-platform": true, "--tlog-upload": true,
+	"--parallel-max": true, "--http2": true, "--cacert": true, "--predicate": true, "--recursive": true, "--repo": true, "--set-platform": true, "--tlog-upload": true,
 }
 
 var flagRE = regexp.MustCompile(`(?:^|[^\w-])(--[a-z][a-z0-9-]*)`)

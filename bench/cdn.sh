@@ -15,6 +15,9 @@
 #   bench/cdn.sh [N]          N assets (default 10000; 100000 sets up in seconds)
 #   CONCURRENCY=64 RUNS=3     lockstep's --concurrency; RUNS turns each
 #   H1TLS=0                   no HTTP/1.1-over-TLS runs (bench/run.sh's)
+#   SYSROOTS=1                also lockstep over HTTP/2 trusting the system's
+#                             certificate directories too, as before 196b437
+#                             (row lockstep-h2-sysroots, run through env)
 #   BEFORE=BIN                also BIN's check, role before
 #   QUICK=1                   no wrk, hey, --full or HTTP/1.1-over-TLS runs
 #                             (bench/run.sh's test)
@@ -29,6 +32,7 @@ N=${1:-10000}
 CONCURRENCY=${CONCURRENCY:-64}
 RUNS=${RUNS:-3}
 H1TLS=${H1TLS:-1}
+SYSROOTS=${SYSROOTS:-0}
 BEFORE=${BEFORE:-}
 [ "$QUICK" != 1 ] || H1TLS=0
 for bin in nginx curl openssl python3; do
@@ -141,13 +145,13 @@ timed() {
 }
 # check MANIFEST CONCURRENCY [ENV...] runs lockstep cdn check --format json;
 # checkcmd sets CMD to that command, for timed.
-check() { env "${@:3}" "$LOCKSTEP" --log-level error cdn check --manifest "$1" --concurrency "$2" --format json; }
 # Without extra variables CMD runs lockstep itself, as curl is run: env would
 # add an exec to lockstep's time only.
 checkcmd() {
 	CMD=("${BIN:-$LOCKSTEP}" --log-level error cdn check --manifest "$1" --concurrency "$2" --format json)
 	if [ $# -gt 2 ]; then CMD=(env "${@:3}" "${CMD[@]}"); fi
 }
+check() { checkcmd "$@" && "${CMD[@]}"; }
 durations() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["durationNanos"] / 1e9)' "$DIR/out" >>"$DIR/$1.check"; }
 
 echo "== $RUNS turns: lockstep and curl on HTTP/1.1, then on HTTP/2 over TLS$([ "$H1TLS" = 0 ] || echo ', then lockstep on HTTP/1.1 over TLS')" >&2
@@ -170,6 +174,12 @@ for _ in $(seq "$RUNS"); do
 		durations before-h2
 	fi
 	timed curl-h2 anchor "cdn-h2-$N" "${CURL[@]}" --cacert "$DIR/cert.pem" --http2 -K "$DIR/curl-1.conf"
+	if [ "$SYSROOTS" = 1 ]; then
+		# SSL_CERT_DIR empty: Go's default directories, /etc/ssl/certs.
+		checkcmd "$DIR/manifest-1.json" "$CONCURRENCY" SSL_CERT_DIR=
+		timed lockstep-h2-sysroots "" "" "${CMD[@]}"
+		durations lockstep-h2-sysroots
+	fi
 	if [ "$H1TLS" != 0 ]; then
 		checkcmd "$DIR/manifest-1.json" "$CONCURRENCY" GODEBUG=http2client=0
 		timed lockstep-h1-tls "" "" "${CMD[@]}"
@@ -214,6 +224,7 @@ for name, label, anchor in [
     ("lockstep-h2", "`lockstep cdn check`, HTTP/2 over TLS", "curl-h2"),
     ("before-h2", "`BEFORE`'s check, HTTP/2 over TLS", "curl-h2"),
     ("curl-h2", "`curl --http2 --parallel --parallel-max 64 -I`, HTTP/2 over TLS", None),
+    ("lockstep-h2-sysroots", "`lockstep cdn check`, HTTP/2 over TLS, the system's directories read too (SYSROOTS=1)", "curl-h2"),
     ("lockstep-h1-tls", "`lockstep cdn check`, HTTP/1.1 over TLS (GODEBUG=http2client=0)", "curl-h2"),
     ("lockstep-h1-tls-128", "the same, --concurrency 128", "curl-h2"),
 ]:

@@ -17,7 +17,8 @@
 #   H1TLS=0                   no HTTP/1.1-over-TLS runs (bench/run.sh's)
 #   SYSROOTS=1                also lockstep over HTTP/2 trusting the system's
 #                             certificate directories too, as before 196b437
-#                             (row lockstep-h2-sysroots, run through env)
+#                             (row lockstep-h2-sysroots, run through env; with
+#                             BEFORE, row before-h2-sysroots too)
 #   BEFORE=BIN                also BIN's check, role before
 #   QUICK=1                   no wrk, hey, --full or HTTP/1.1-over-TLS runs
 #                             (bench/run.sh's test)
@@ -179,6 +180,11 @@ for _ in $(seq "$RUNS"); do
 		checkcmd "$DIR/manifest-1.json" "$CONCURRENCY" SSL_CERT_DIR=
 		timed lockstep-h2-sysroots "" "" "${CMD[@]}"
 		durations lockstep-h2-sysroots
+		if [ -n "$BEFORE" ]; then
+			BIN=$BEFORE checkcmd "$DIR/manifest-1.json" "$CONCURRENCY" SSL_CERT_DIR=
+			timed before-h2-sysroots "" "" "${CMD[@]}"
+			durations before-h2-sysroots
+		fi
 	fi
 	if [ "$H1TLS" != 0 ]; then
 		checkcmd "$DIR/manifest-1.json" "$CONCURRENCY" GODEBUG=http2client=0
@@ -225,6 +231,7 @@ for name, label, anchor in [
     ("before-h2", "`BEFORE`'s check, HTTP/2 over TLS", "curl-h2"),
     ("curl-h2", "`curl --http2 --parallel --parallel-max 64 -I`, HTTP/2 over TLS", None),
     ("lockstep-h2-sysroots", "`lockstep cdn check`, HTTP/2 over TLS, the system's directories read too (SYSROOTS=1)", "curl-h2"),
+    ("before-h2-sysroots", "`BEFORE`'s check, the same", "curl-h2"),
     ("lockstep-h1-tls", "`lockstep cdn check`, HTTP/1.1 over TLS (GODEBUG=http2client=0)", "curl-h2"),
     ("lockstep-h1-tls-128", "the same, --concurrency 128", "curl-h2"),
 ]:

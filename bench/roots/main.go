@@ -6,6 +6,8 @@
 //	               (or SSL_CERT_FILE), then every file of the certificate
 //	               directories (or SSL_CERT_DIR)
 //	roots bundle   the same bundle file alone, parsed into a pool
+//	roots lockstep transport.SystemRoots: the same files as system, each
+//	               certificate parsed once
 //
 // It prints the milliseconds taken and the number of certificates.
 package main
@@ -15,6 +17,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/lockstep-dev/lockstep/internal/transport"
 )
 
 // bundles is crypto/x509's list for Linux (root_linux.go), in its order.
@@ -29,7 +33,7 @@ var bundles = []string{
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: roots system|bundle")
+		fmt.Fprintln(os.Stderr, "usage: roots system|bundle|lockstep")
 		os.Exit(2)
 	}
 	t := time.Now()
@@ -40,8 +44,12 @@ func main() {
 		pool, err = x509.SystemCertPool()
 	case "bundle":
 		pool, err = bundle()
+	case "lockstep":
+		if pool = transport.SystemRoots(); pool == nil {
+			err = fmt.Errorf("no roots read")
+		}
 	default:
-		fmt.Fprintln(os.Stderr, "usage: roots system|bundle")
+		fmt.Fprintln(os.Stderr, "usage: roots system|bundle|lockstep")
 		os.Exit(2)
 	}
 	d := time.Since(t)

@@ -107,7 +107,9 @@ func WithLogger(l *slog.Logger) Option {
 // WithRootCAs makes the client trust the roots load returns instead of the
 // system's, loaded on the first request that may use TLS (an https URL, or
 // any request sent through a proxy), not before: a process whose requests
-// are all plain http never parses a certificate. load is called at most
+// are all plain http never parses a certificate. A client whose TLS
+// configuration leaves the roots to the system loads SystemRoots the same
+// way. load is called at most
 // once per Client, before any TLS handshake; it replaces the RootCAs of
 // WithTLSConfig's configuration, which is copied, not modified.
 func WithRootCAs(load func() *x509.CertPool) Option {
@@ -146,6 +148,11 @@ func New(p Policy, opts ...Option) *Client {
 			o(c)
 		}
 	}
+	if c.loadRoots == nil && readsRootFiles && leftToSystem(base.TLSClientConfig) {
+		// The system's roots, read once per process on the first request
+		// that may use TLS (SystemRoots): the same as Go's, for less.
+		c.loadRoots = systemRoots
+	}
 	if c.loadRoots != nil {
 		// A copy of its own, whose RootCAs useRoots sets once.
 		if base.TLSClientConfig != nil {
@@ -155,6 +162,11 @@ func New(p Policy, opts ...Option) *Client {
 		}
 	}
 	return c
+}
+
+// leftToSystem reports whether cfg leaves the roots to Go's system pool.
+func leftToSystem(cfg *tls.Config) bool {
+	return cfg == nil || (cfg.RootCAs == nil && !cfg.InsecureSkipVerify)
 }
 
 // useRoots loads WithRootCAs's roots before the first request that may use

@@ -106,9 +106,12 @@ func awsCABundle() (*caBundle, error) {
 		return nil, usage(fmt.Errorf("AWS_CA_BUNDLE %s holds no PEM certificate", bundle))
 	}
 	return &caBundle{roots: sync.OnceValue(func() *x509.CertPool {
-		roots, err := x509.SystemCertPool()
-		if err != nil {
-			roots = x509.NewCertPool()
+		roots := transport.SystemRoots()
+		if roots == nil {
+			var err error
+			if roots, err = x509.SystemCertPool(); err != nil {
+				roots = x509.NewCertPool()
+			}
 		}
 		roots.AppendCertsFromPEM(pem)
 		return roots

@@ -7,7 +7,9 @@
 # is what curl and OpenSSL read up front (they look certificates up in the
 # directory only when one is needed, by subject hash). ROUNDS interleaved
 # rounds of RUNS processes each; prints each round's median, then min /
-# median of the rounds and the ratios to the bundle alone.
+# median of the rounds and the ratios to the bundle alone. Its bench lines
+# (bench/lib.sh) are rows roots (lockstep's against Go's) and roots-bundle
+# (lockstep's against the bundle alone) of bench/run.sh.
 #
 #   bench/roots.sh            ROUNDS=5 RUNS=20
 set -euo pipefail
@@ -26,12 +28,16 @@ for r in $(seq "$ROUNDS"); do
 		m=$(cut -d' ' -f1 "$tmp/$mode.$r" | median)
 		echo "$m" >>"$tmp/$mode"
 		echo "round $r $mode: median ${m} ms of $RUNS processes, $(head -1 "$tmp/$mode.$r" | cut -d' ' -f2) certificates" >&2
+		# Row roots: lockstep's loader against Go's; row roots-bundle: the
+		# same against the bundle alone (bench/run.sh's table).
 		case $mode in
-		system) role=before ;;
-		lockstep) role=lockstep ;;
-		bundle) role=anchor ;;
+		system) sample roots anchor "$m" ms "x509.SystemCertPool (Go's), median of $RUNS processes" ;;
+		lockstep)
+			sample roots lockstep "$m" ms "transport.SystemRoots, median of $RUNS processes"
+			sample roots-bundle lockstep "$m" ms "transport.SystemRoots, median of $RUNS processes"
+			;;
+		bundle) sample roots-bundle anchor "$m" ms "the bundle file alone, median of $RUNS processes" ;;
 		esac
-		sample roots "$role" "$m" ms "$mode roots, median of $RUNS processes"
 	done
 done
 python3 - "$tmp" <<'PY'

@@ -8,6 +8,8 @@
 #
 #	benchmark  lockstep                              anchor
 #	start      lockstep version                      crane version
+#	roots      the system's roots, transport.SystemRoots  x509.SystemCertPool (Go's)
+#	roots-bundle  the same                           the bundle file alone (curl's up front)
 #	admit      lockstep admit (process)              admission.Check in process
 #	admit-signed  the same, a keyed-signed manifest  the same, in process
 #	parse      manifest.Parse, 10,000 assets         json.Unmarshal of the same bytes
@@ -29,7 +31,7 @@
 #	storm-outage-nobreaker  the same, breakers off   the fault-free run's
 #	storm-recovery  busiest second after recovery    the fault-free steady rate
 #
-# The scripts it runs (bench/start.sh, admit.sh, parse.sh, provenance.sh,
+# The scripts it runs (bench/start.sh, roots.sh, admit.sh, parse.sh, provenance.sh,
 # closure.sh, cdn.sh, pin.sh, hash.sh, graph.sh, fleet.sh, webhook.sh, storm.sh)
 # each print one `bench` line per run (bench/lib.sh); their own
 # tables go to OUT/NAME.log. lockstep is built once for all of them.
@@ -96,6 +98,7 @@ run() { # LOG SCRIPT ARGS...: runs a bench script, keeps its bench lines
 	grep '^bench ' "$OUT/$log.log" >>"$OUT/samples" || { echo "bench/run.sh: $* printed no bench line" >&2; exit 1; }
 }
 ROUNDS=$ROUNDS STARTS=$STARTS run start bench/start.sh
+ROUNDS=$ROUNDS RUNS=$STARTS run roots bench/roots.sh
 ROUNDS=$ROUNDS RUNS=$ADMIT_RUNS run admit bench/admit.sh
 if [ "$QUICK" = 1 ]; then CLOSURE_RUNS=2 CLOSURE_ASSETS=500; else CLOSURE_RUNS=20 CLOSURE_ASSETS=10000; fi
 ROUNDS=$ROUNDS RUNS=$CLOSURE_RUNS ASSETS=$CLOSURE_ASSETS run closure bench/closure.sh

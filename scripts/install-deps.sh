@@ -27,6 +27,8 @@ have gcc || need+=(gcc libc6-dev) # go test -race needs cgo
 have containerd || need+=(containerd)
 have runc || need+=(runc)
 have dockerd || need+=(docker.io)
+# The system's roots: bench/roots.sh (in bench/run.sh) loads them.
+[ -e /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: apt-get install ${need[*]}" >&2
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi

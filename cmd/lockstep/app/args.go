@@ -29,13 +29,31 @@ func interspersed(cmds []*cli.Command) {
 		}
 		action, before, after := cmd.Action, cmd.Before, cmd.After
 		cmd.SkipFlagParsing = true
-		cmd.Before, cmd.After = nil, nil
+		// urfave/cli asks every flag of the command for its names once the
+		// command's Before has run (runFlagActions): for this run, the
+		// command holds its flags with their names cached (withNames), and
+		// gets its own back after it.
+		orig := cmd.Flags
+		var named []cli.Flag
+		cmd.Before = func(*cli.Context) error {
+			named = withNames(orig)
+			cmd.Flags = named
+			return nil
+		}
+		cmd.After = func(*cli.Context) error {
+			cmd.Flags = orig
+			return nil
+		}
 		cmd.Action = func(c *cli.Context) error {
 			inner := *cmd
 			inner.SkipFlagParsing = false
 			inner.Action, inner.Before, inner.After = action, before, after
+			inner.Flags = orig
+			if named == nil { // no Before: a caller that runs the Action alone
+				named = withNames(orig)
+			}
 			root := appContext(c)
-			flags, rest := splitArgs(c.Args().Slice(), append(append([]cli.Flag(nil), inner.Flags...), c.App.Flags...))
+			flags, rest := splitArgs(c.Args().Slice(), append(append([]cli.Flag(nil), named...), c.App.Flags...))
 			var own []string
 			setApp := false
 			for _, f := range flags {
@@ -56,6 +74,8 @@ func interspersed(cmds []*cli.Command) {
 			}
 			if helpAsked(own) {
 				rest = nil // help for the command, not for a topic named by an argument
+			} else {
+				inner.Flags = named
 			}
 			nc := cli.NewContext(c.App, nil, c.Lineage()[1])
 			nc.Command = &inner

@@ -107,11 +107,11 @@ func WithLogger(l *slog.Logger) Option {
 // WithRootCAs makes the client trust the roots load returns instead of the
 // system's, loaded on the first request that may use TLS (an https URL, or
 // any request sent through a proxy), not before: a process whose requests
-// are all plain http never parses a certificate. A client whose TLS
-// configuration leaves the roots to the system loads SystemRoots the same
-// way. load is called at most
+// are all plain http never parses a certificate. load is called at most
 // once per Client, before any TLS handshake; it replaces the RootCAs of
-// WithTLSConfig's configuration, which is copied, not modified.
+// WithTLSConfig's configuration, which is copied, not modified. A client
+// whose TLS configuration leaves the roots to the system loads SystemRoots
+// the same way.
 func WithRootCAs(load func() *x509.CertPool) Option {
 	return func(c *Client) { c.loadRoots = load }
 }

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
@@ -24,6 +25,16 @@ var certFiles = []string{
 var certDirectories = []string{
 	"/etc/ssl/certs",     // SLES10/SLES11
 	"/etc/pki/tls/certs", // Fedora/RHEL
+}
+
+func init() {
+	// As crypto/x509 does: android builds this file too.
+	if runtime.GOOS == "android" {
+		certDirectories = append(certDirectories,
+			"/system/etc/security/cacerts",    // Android system roots
+			"/data/misc/keychain/certs-added", // User trusted CA folder
+		)
+	}
 }
 
 // rootFiles is what crypto/x509's loadSystemRoots reads, in its order:

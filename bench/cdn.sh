@@ -53,7 +53,6 @@ echo "== building lockstep and bench/cdntree" >&2
 LOCKSTEP=$(lockstep_bin "$DIR")
 go build -o "$DIR/cdntree" ./bench/cdntree
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 PORT=$(free_port)
 TLS_PORT=$(free_port)
 BASE="http://127.0.0.1:$PORT"

@@ -12,6 +12,9 @@
 # machine's changing load, and prints one line per variant per round.
 sample() { printf 'bench %s %s %s %s %s\n' "$1" "$2" "$3" "$4" "$5"; }
 
+# free_port prints a free TCP port on 127.0.0.1.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
 # now_ns prints the time in nanoseconds; ms_since T0 the milliseconds since.
 now_ns() { date +%s%N; }
 ms_since() { echo "scale=3; ($(date +%s%N) - $1) / 1000000" | bc; }

@@ -10,6 +10,7 @@
 #	start      lockstep version                      crane version
 #	roots      the system's roots, transport.SystemRoots  x509.SystemCertPool (Go's)
 #	roots-bundle  the same                           the bundle file alone (curl's up front)
+#	roots-process  lockstep cdn check over https, the machine's trust  the same, the bundle file alone
 #	admit      lockstep admit (process)              admission.Check in process
 #	admit-signed  the same, a keyed-signed manifest  the same, in process
 #	parse      manifest.Parse, 10,000 assets         json.Unmarshal of the same bytes

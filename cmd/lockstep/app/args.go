@@ -34,10 +34,8 @@ func interspersed(cmds []*cli.Command) {
 		// command holds its flags with their names cached (withNames), and
 		// gets its own back after it.
 		orig := cmd.Flags
-		var named []cli.Flag
 		cmd.Before = func(*cli.Context) error {
-			named = withNames(orig)
-			cmd.Flags = named
+			cmd.Flags = withNames(orig)
 			return nil
 		}
 		cmd.After = func(*cli.Context) error {
@@ -48,10 +46,8 @@ func interspersed(cmds []*cli.Command) {
 			inner := *cmd
 			inner.SkipFlagParsing = false
 			inner.Action, inner.Before, inner.After = action, before, after
+			named := cmd.Flags // withNames's, from the Before
 			inner.Flags = orig
-			if named == nil { // no Before: a caller that runs the Action alone
-				named = withNames(orig)
-			}
 			root := appContext(c)
 			flags, rest := splitArgs(c.Args().Slice(), append(append([]cli.Flag(nil), named...), c.App.Flags...))
 			var own []string

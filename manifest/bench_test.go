@@ -72,3 +72,18 @@ func BenchmarkUnmarshal10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEncode10k is what record and publish do with a manifest of
+// 10,000 assets: Validate, the encoding/json marshal and the canonical
+// pass.
+func BenchmarkEncode10k(b *testing.B) {
+	m, err := Parse(manifest10k(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := m.Encode(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

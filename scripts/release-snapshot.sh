@@ -6,14 +6,15 @@
 #
 # Slow (eight links and the packages), so it runs only when its inputs
 # changed: dist/.inputs holds a SHA-256 over go.mod, go.sum,
-# .goreleaser.yaml, the Go sources and the packaged files, and a run whose
-# inputs match it does nothing. --force rebuilds anyway.
+# .goreleaser.yaml, the Go sources (not the tests: a *_test.go file is in
+# no binary) and the packaged files, and a run whose inputs match it does
+# nothing. --force rebuilds anyway.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.cache/bin:$PATH"
 
 inputs() {
-  git ls-files -co --exclude-standard -- go.mod go.sum .goreleaser.yaml '*.go' deploy/systemd deploy/packaging docs/man LICENSE README.md CHANGELOG.md |
+  git ls-files -co --exclude-standard -- go.mod go.sum .goreleaser.yaml '*.go' ':(exclude)*_test.go' deploy/systemd deploy/packaging docs/man LICENSE README.md CHANGELOG.md |
     LC_ALL=C sort | while IFS= read -r f; do [ -f "$f" ] && printf '%s\n' "$f"; done |
     xargs -d '\n' sha256sum | sha256sum | cut -d' ' -f1
 }

@@ -21,8 +21,9 @@ func BenchmarkSHA256(b *testing.B) {
 
 // BenchmarkSHA256Parallel is the same on every core at once
 // (GOMAXPROCS goroutines, each hashing its own buffer): what the machine
-// delivers in place of the limit's "workers × one core", which two vCPUs
-// that share a physical core, or a host's other guests, do not give.
+// delivers in place of the limit's "workers × one core", which vCPUs that
+// share a physical core, or a host busy with other guests, may not give
+// (bench/hash.sh's ceiling).
 func BenchmarkSHA256Parallel(b *testing.B) {
 	b.SetBytes(1 << 20)
 	b.RunParallel(func(pb *testing.PB) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -127,6 +128,80 @@ func FuzzCanonicalize(f *testing.F) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Fatalf("canonicalFast(%q) = %s, want %s", data, got, want)
+		}
+	})
+}
+
+// TestCanonicalFiles holds the files written directly (canonicalFiles) to
+// encoding/json and the canonical pass (canonicalAll) and to the general
+// canonicalization, byte for byte, for files whose strings need every
+// kind of escape, and checks that appendFiles knows every member of File.
+func TestCanonicalFiles(t *testing.T) {
+	odd := []string{"", "a\"b", `a\b`, "tab\there", "nl\n", "\x00\x1f\x7f", "<&>", "é", "\u2028\u2029", "\xff\xfe", "\xed\xa0\x80", "\U0001F600", "~"}
+	var files []File
+	for i, s := range odd {
+		files = append(files,
+			File{Path: s, SHA256: s, Size: int64(i)},
+			File{Path: "p" + s, SHA256: strings.Repeat("a", 64), ContentType: s, Size: -int64(i)},
+			File{Path: "q", SHA256: "h", ContentType: "text/css", Loads: []string{s, "x" + s}, Size: 1 << 62},
+			File{Path: "r", SHA256: "h", Loads: []string{}},
+		)
+	}
+	for name, fs := range map[string][]File{"odd": files, "one": {{Path: "index.html", SHA256: strings.Repeat("0", 64)}}} {
+		m := testManifest()
+		m.Assets.Files = fs
+		got, ok := m.canonicalFiles()
+		if !ok {
+			t.Fatalf("%s: canonicalFiles declined", name)
+		}
+		want, err := m.canonicalAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: canonicalFiles\n%s\ncanonicalAll\n%s", name, got, want)
+		}
+		raw, err := marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if general, err := canonicalizeAny(raw); err != nil || !bytes.Equal(got, general) {
+			t.Errorf("%s: canonicalFiles differs from the general canonicalization (%v)", name, err)
+		}
+	}
+	// A File member appendFiles does not write would be dropped from the
+	// digest: every member must be one of the five.
+	known := map[string]bool{"contentType": true, "loads": true, "path": true, "sha256": true, "size": true}
+	ft := reflect.TypeFor[File]()
+	for i := range ft.NumField() {
+		name, _, _ := strings.Cut(ft.Field(i).Tag.Get("json"), ",")
+		if !known[name] {
+			t.Errorf("File.%s (json %q) is not written by appendFiles", ft.Field(i).Name, name)
+		}
+	}
+	if ft.NumField() != len(known) {
+		t.Errorf("File has %d fields, appendFiles writes %d", ft.NumField(), len(known))
+	}
+}
+
+// FuzzCanonicalFiles holds canonicalFiles to canonicalAll for files of
+// any strings and sizes (Parse's fuzzing only reaches valid paths).
+func FuzzCanonicalFiles(f *testing.F) {
+	f.Add("assets/app.js", "text/javascript", "assets/chunk.js", strings.Repeat("a", 64), int64(3))
+	f.Add("a\"b\\c\x00", "\u2028<&>", "\xff\xed\xa0\x80", "é\U0001F600", int64(-1))
+	f.Fuzz(func(t *testing.T, p, ct, load, sum string, size int64) {
+		m := testManifest()
+		m.Assets.Files = []File{{Path: p, ContentType: ct, Loads: []string{load, p}, SHA256: sum, Size: size}, {Path: load, SHA256: sum}}
+		got, ok := m.canonicalFiles()
+		if !ok {
+			t.Fatal("canonicalFiles declined")
+		}
+		want, err := m.canonicalAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("canonicalFiles\n%q\ncanonicalAll\n%q", got, want)
 		}
 	})
 }

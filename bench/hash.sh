@@ -70,7 +70,7 @@ sum256all() { # the same 2001 blocks shared by one goroutine a CPU: the machine'
 
 export DIR work
 export -f sha256sum_one lockstep_record library sum256 sum256all
-echo "hash.sh: timing lockstep record${BEFORE:+, $BEFORE record}, sha256sum (one process), the library (BenchmarkHash) and Go's single-core SHA-256 (BenchmarkSHA256), $ROUNDS rounds" >&2
+echo "hash.sh: timing lockstep record${BEFORE:+, $BEFORE record}, sha256sum (one process), the library (BenchmarkHash) and Go's SHA-256 on one core and on all (BenchmarkSHA256, BenchmarkSHA256Parallel), $ROUNDS rounds" >&2
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $CPUS cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for _ in $(seq "$ROUNDS"); do
   ROLE=lockstep LABEL="lockstep record of $FILES files, $BYTES bytes" measure record lockstep_record

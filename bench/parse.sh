@@ -4,7 +4,9 @@
 # json.Unmarshal of the same bytes (the anchor), in ROUNDS interleaved
 # rounds; microseconds per asset. Row parse-digest is manifest.NewSigned,
 # what every consumer does with a fetched manifest: the strict parse and
-# the canonical digest, against the same anchor.
+# the canonical digest, against the same anchor. Row encode is
+# Manifest.Encode (validation and the canonical encoding: what record and
+# publish write) against one plain json.Marshal of the same manifest.
 #
 #   bench/parse.sh            ROUNDS=5 BENCHTIME=1s
 #   BEFORE=TESTBIN bench/parse.sh   also TESTBIN's benchmarks in
@@ -32,8 +34,11 @@ for _ in $(seq "$ROUNDS"); do
 	one parse BenchmarkUnmarshal10k anchor
 	one parse-digest BenchmarkNewSigned10k lockstep
 	one parse-digest BenchmarkUnmarshal10k anchor
+	one encode BenchmarkEncode10k lockstep
+	one encode BenchmarkMarshal10k anchor
 	if [ -n "$BEFORE" ]; then
 		one parse BenchmarkParse10k before "$BEFORE"
 		one parse-digest BenchmarkNewSigned10k before "$BEFORE"
+		one encode BenchmarkEncode10k before "$BEFORE"
 	fi
 done

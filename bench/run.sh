@@ -15,6 +15,7 @@
 #	admit-signed  the same, a keyed-signed manifest  the same, in process
 #	parse      manifest.Parse, 10,000 assets         json.Unmarshal of the same bytes
 #	parse-digest  manifest.NewSigned: parse + digest  json.Unmarshal of the same bytes
+#	encode     Manifest.Encode, 10,000 assets        json.Marshal of the same manifest
 #	provenance an embedded provenance at boot         the embedded image signature
 #	cdn-N      lockstep cdn check, N HEADs on nginx  curl --parallel --parallel-max 64 -I
 #	cdn-h2-N   the same over HTTP/2 (TLS)            curl --http2, the same flags

@@ -43,7 +43,7 @@ func TestRunQuick(t *testing.T) {
 		}
 		rows[cells[1]] = cells[1:9]
 	}
-	for _, name := range []string{"start", "roots", "roots-bundle", "roots-process", "admit", "admit-signed", "closure", "parse", "parse-digest", "provenance", "cdn-200", "cdn-h2-200", "pin-warm", "pin-cold", "pin-empty", "pin-shared", "hash", "graph-js",
+	for _, name := range []string{"start", "roots", "roots-bundle", "roots-process", "admit", "admit-signed", "closure", "parse", "parse-digest", "encode", "provenance", "cdn-200", "cdn-h2-200", "pin-warm", "pin-cold", "pin-empty", "pin-shared", "hash", "graph-js",
 		"fleet-2000", "fleet-2000-rss", "webhook-p99", "storm-outage", "storm-outage-nobreaker", "storm-recovery"} {
 		row, ok := rows[name]
 		if !ok {

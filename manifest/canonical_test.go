@@ -148,19 +148,10 @@ func TestCanonicalFiles(t *testing.T) {
 		)
 	}
 	for name, fs := range map[string][]File{"odd": files, "one": {{Path: "index.html", SHA256: strings.Repeat("0", 64)}}} {
+		t.Logf("files %s", name)
 		m := testManifest()
 		m.Assets.Files = fs
-		got, ok := m.canonicalFiles()
-		if !ok {
-			t.Fatalf("%s: canonicalFiles declined", name)
-		}
-		want, err := m.canonicalAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s: canonicalFiles\n%s\ncanonicalAll\n%s", name, got, want)
-		}
+		got := sameAsAll(t, m)
 		raw, err := marshal(m)
 		if err != nil {
 			t.Fatal(err)
@@ -184,6 +175,42 @@ func TestCanonicalFiles(t *testing.T) {
 	}
 }
 
+// TestCanonicalFilesHole tries to make canonicalFiles splice the files
+// into the wrong place: every free string of the manifest, and the files'
+// own, spells the hole ("files":null, escaped or not, and the start of
+// another object). The bytes must still be canonicalAll's.
+func TestCanonicalFilesHole(t *testing.T) {
+	for _, bait := range []string{`"files":null`, `","files":null,"x":"`, `\"files\":null`, `{"assets":{"files":null}}`} {
+		m := testManifest()
+		m.Release.Name = bait
+		m.Release.Source = &BuildSource{Repository: bait, Commit: bait, Ref: bait, WorkflowRunURL: bait}
+		m.Images[0].Ref, m.Images[0].Tag = bait, bait
+		m.Assets.CDN = append(m.Assets.CDN, bait)
+		m.Assets.Origin = bait
+		m.Assets.Files = append(m.Assets.Files, File{Path: bait, SHA256: bait, ContentType: bait, Loads: []string{bait}})
+		m.Verification = &Verification{Signatures: []EmbeddedSignature{{Payload: bait, Signature: bait, Certificate: bait}}}
+		sameAsAll(t, m)
+	}
+}
+
+// sameAsAll fails t unless canonicalFiles writes m as canonicalAll does,
+// and returns those bytes.
+func sameAsAll(t *testing.T, m *Manifest) []byte {
+	t.Helper()
+	got, ok := m.canonicalFiles()
+	if !ok {
+		t.Fatal("canonicalFiles declined")
+	}
+	want, err := m.canonicalAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("canonicalFiles\n%q\ncanonicalAll\n%q", got, want)
+	}
+	return got
+}
+
 // FuzzCanonicalFiles holds canonicalFiles to canonicalAll for files of
 // any strings and sizes (Parse's fuzzing only reaches valid paths).
 func FuzzCanonicalFiles(f *testing.F) {
@@ -192,16 +219,6 @@ func FuzzCanonicalFiles(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p, ct, load, sum string, size int64) {
 		m := testManifest()
 		m.Assets.Files = []File{{Path: p, ContentType: ct, Loads: []string{load, p}, SHA256: sum, Size: size}, {Path: load, SHA256: sum}}
-		got, ok := m.canonicalFiles()
-		if !ok {
-			t.Fatal("canonicalFiles declined")
-		}
-		want, err := m.canonicalAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("canonicalFiles\n%q\ncanonicalAll\n%q", got, want)
-		}
+		sameAsAll(t, m)
 	})
 }

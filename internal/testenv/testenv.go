@@ -37,10 +37,30 @@ func Require(t testing.TB, name string, alt ...string) string {
 		}
 	}
 	if os.Getenv("LOCKSTEP_INTEGRATION") == "1" {
-		t.Fatalf("%s is not installed (scripts/test.sh installs it)", name)
+		t.Fatalf("%s is not installed: %s", name, HowToInstall(name))
 	}
-	t.Skipf("%s is not installed; run scripts/test.sh", name)
+	t.Skipf("%s is not installed: %s", name, HowToInstall(name))
 	return ""
+}
+
+// releaseTools are the tools scripts/install-release-tools.sh installs.
+var releaseTools = map[string]bool{"goreleaser": true, "ko": true, "cyclonedx-gomod": true}
+
+// goTools are the tools scripts/install-deps.sh builds from the Go module
+// proxy once per machine.
+var goTools = map[string]bool{"cosign": true, "staticcheck": true, "crane": true}
+
+// HowToInstall says how to get a tool the tests need: every one is
+// installed by one of the project's scripts (scripts/test.sh runs both).
+func HowToInstall(name string) string {
+	switch {
+	case releaseTools[name]:
+		return "scripts/install-release-tools.sh builds it from the Go module proxy once per machine (~/.cache/lockstep/tools) and links it into .cache/bin"
+	case goTools[name]:
+		return "scripts/install-deps.sh builds it from the Go module proxy once per machine (~/.cache/lockstep/tools) and links it into .cache/bin"
+	default:
+		return "scripts/install-deps.sh installs it from Debian's packages (scripts/test.sh runs it)"
+	}
 }
 
 func isExec(p string) bool {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -76,5 +77,40 @@ func TestStartRetriesATakenPort(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
 		t.Errorf("GET / = %s, want 204", resp.Status)
+	}
+}
+
+// TestHowToInstall: a missing tool's message names the script that
+// installs it, so that a contributor can get it without reading the tests.
+func TestHowToInstall(t *testing.T) {
+	for _, tt := range []struct{ name, script string }{
+		{"ko", "scripts/install-release-tools.sh"},
+		{"goreleaser", "scripts/install-release-tools.sh"},
+		{"cosign", "scripts/install-deps.sh"},
+		{"crane", "scripts/install-deps.sh"},
+		{"nginx", "scripts/install-deps.sh installs it from Debian's packages"},
+		{"chromium", "scripts/install-deps.sh installs it from Debian's packages"},
+	} {
+		if got := HowToInstall(tt.name); !strings.Contains(got, tt.script) {
+			t.Errorf("HowToInstall(%q) = %q, want it to name %q", tt.name, got, tt.script)
+		}
+	}
+	for _, n := range []string{"cosign", "staticcheck", "crane"} {
+		raw, err := os.ReadFile("../../scripts/install-deps.sh")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(raw), "gotool "+n+" ") {
+			t.Errorf("scripts/install-deps.sh does not install %s, which HowToInstall says it does", n)
+		}
+	}
+	for n := range releaseTools {
+		raw, err := os.ReadFile("../../scripts/install-release-tools.sh")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(raw), "gotool "+n+" ") {
+			t.Errorf("scripts/install-release-tools.sh does not install %s, which HowToInstall says it does", n)
+		}
 	}
 }

@@ -1,0 +1,115 @@
+// Command testreport reads `go test -json` on standard input, prints the
+// test output as plain `go test` prints it (so the log reads the same), and
+// at the end writes to standard error where the time went: the slowest
+// packages and tests, and the run's wall time. scripts/test.sh pipes the
+// suite through it; with -o FILE it also keeps the breakdown in FILE.
+//
+//	go test -json ./... | go run ./scripts/testreport [-top N] [-o FILE]
+//
+// It exits 0 whatever the tests did: the test command takes go test's own
+// exit status.
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// event is one line of go test -json (cmd/test2json).
+type event struct {
+	Time    time.Time
+	Action  string
+	Package string
+	Test    string
+	Elapsed float64
+	Output  string
+}
+
+type timing struct {
+	name    string
+	seconds float64
+	action  string
+}
+
+func main() {
+	top := flag.Int("top", 12, "how many of the slowest packages and tests to list")
+	out := flag.String("o", "", "also write the breakdown to this file")
+	flag.Parse()
+	start := time.Now()
+	pkgs, tests, err := copyOutput(os.Stdin, os.Stdout)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testreport: %v\n", err)
+	}
+	var b strings.Builder
+	breakdown(&b, pkgs, tests, *top, time.Since(start))
+	fmt.Fprint(os.Stderr, b.String())
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "testreport: %v\n", err)
+		}
+	}
+}
+
+// copyOutput writes every event's output to w, as go test without -json
+// would print it, and returns the packages' and top-level tests' times.
+// A line that is not JSON (go vet's or the linker's words) is copied as
+// it is.
+func copyOutput(r io.Reader, w io.Writer) (pkgs, tests []timing, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
+	bw := bufio.NewWriter(w)
+	defer bw.Flush()
+	for sc.Scan() {
+		line := sc.Bytes()
+		var e event
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil {
+			bw.Write(line)
+			bw.WriteByte('\n')
+			continue
+		}
+		if e.Output != "" {
+			bw.WriteString(e.Output)
+		}
+		switch e.Action {
+		case "pass", "fail", "skip":
+			switch {
+			case e.Test == "":
+				pkgs = append(pkgs, timing{e.Package, e.Elapsed, e.Action})
+			case !strings.Contains(e.Test, "/"):
+				tests = append(tests, timing{e.Package + "." + e.Test, e.Elapsed, e.Action})
+			}
+		}
+		// Flush at package ends so that a long run shows its progress.
+		if e.Test == "" && e.Action != "output" {
+			bw.Flush()
+		}
+	}
+	return pkgs, tests, sc.Err()
+}
+
+// breakdown writes the slowest packages and tests and the wall time.
+func breakdown(w io.Writer, pkgs, tests []timing, top int, wall time.Duration) {
+	var sum float64
+	for _, p := range pkgs {
+		sum += p.seconds
+	}
+	fmt.Fprintf(w, "== where the test time went: %d packages in %.0f s of wall time (%.0f s summed over packages, which run in parallel)\n",
+		len(pkgs), wall.Seconds(), sum)
+	list := func(title string, ts []timing) {
+		slices.SortFunc(ts, func(a, b timing) int { return cmp.Compare(b.seconds, a.seconds) })
+		fmt.Fprintf(w, "%s\n", title)
+		for _, t := range ts[:min(top, len(ts))] {
+			fmt.Fprintf(w, "  %7.1f s  %-4s  %s\n", t.seconds, t.action, t.name)
+		}
+	}
+	list("slowest packages:", pkgs)
+	list("slowest tests:", tests)
+}

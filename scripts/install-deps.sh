@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Installs what lockstep's tests need, where it is missing: Debian's
-# docker-registry, nginx, wrk, hey, Ceph (radosgw), gcc (for go test
-# -race), and containerd 1.6, runc and docker.io 20.10 (the container
-# runtimes the running sources are tested against, started by
-# scripts/runtimes.sh: the tests start daemons of their own and never use
-# a system one), and, from the Go module proxy, the cosign CLI, staticcheck and
-# crane (into .cache/bin). The release tools (goreleaser, ko, cyclonedx-gomod)
-# come from scripts/install-release-tools.sh, which the release tests call.
-# Idempotent: a second run installs nothing.
+# Installs what lockstep's tests need, where it is missing: from Debian,
+# docker-registry, nginx, wrk, hey, Ceph (radosgw), gcc (for go test -race),
+# containerd 1.6, runc and docker.io 20.10 (the container runtimes the
+# running sources are tested against, started by scripts/runtimes.sh: the
+# tests start daemons of their own and never use a system one) and Chromium
+# (the browser oracle); from the Go module proxy, the cosign CLI,
+# staticcheck and crane, built once per machine into
+# ~/.cache/lockstep/tools and linked into .cache/bin (scripts/lib/tools.sh).
+# The release tools (goreleaser, ko, cyclonedx-gomod) come from
+# scripts/install-release-tools.sh. The Debian packages are installed while
+# the Go tools build. Idempotent: a second run installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/tools.sh
 
 COSIGN_VERSION=v2.6.5
 STATICCHECK_VERSION=v0.7.0
@@ -27,26 +30,32 @@ have gcc || need+=(gcc libc6-dev) # go test -race needs cgo
 have containerd || need+=(containerd)
 have runc || need+=(runc)
 have dockerd || need+=(docker.io)
+have chromium || need+=(chromium)
 # The system's roots: bench/roots.sh (in bench/run.sh) loads them.
 [ -e /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
+
+apt_pid=
 if [ ${#need[@]} -gt 0 ]; then
-  echo "install-deps: apt-get install ${need[*]}" >&2
+  echo "install-deps: apt-get install ${need[*]} (while the Go tools build)" >&2
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  $SUDO apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+  (
+    $SUDO apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
+  ) >"${TMPDIR:-/tmp}/lockstep-apt.$$.log" 2>&1 &
+  apt_pid=$!
 fi
 
-mkdir -p .cache/bin
-export GOBIN="$PWD/.cache/bin"
-if [ ! -x .cache/bin/cosign ] || ! .cache/bin/cosign version 2>/dev/null | grep -q "${COSIGN_VERSION#v}"; then
-  echo "install-deps: go install cosign@$COSIGN_VERSION (about 2 minutes cold)" >&2
-  (cd / && go install "github.com/sigstore/cosign/v2/cmd/cosign@$COSIGN_VERSION")
-fi
-if [ ! -x .cache/bin/staticcheck ]; then
-  echo "install-deps: go install staticcheck@$STATICCHECK_VERSION" >&2
-  (cd / && go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION")
-fi
-if [ ! -x .cache/bin/crane ] || ! .cache/bin/crane version 2>/dev/null | grep -qx "$CRANE_VERSION"; then
-  echo "install-deps: go install crane@$CRANE_VERSION" >&2
-  (cd / && go install "github.com/google/go-containerregistry/cmd/crane@$CRANE_VERSION")
+gotool cosign github.com/sigstore/cosign/v2 "$COSIGN_VERSION" cmd/cosign
+gotool staticcheck honnef.co/go/tools "$STATICCHECK_VERSION" cmd/staticcheck
+gotool crane github.com/google/go-containerregistry "$CRANE_VERSION" cmd/crane
+
+if [ -n "$apt_pid" ]; then
+  log="${TMPDIR:-/tmp}/lockstep-apt.$$.log"
+  if ! wait "$apt_pid"; then
+    cat "$log" >&2
+    echo "install-deps: apt-get install ${need[*]} failed (above)" >&2
+    rm -f "$log"
+    exit 1
+  fi
+  rm -f "$log"
 fi

@@ -33,7 +33,14 @@ const dist = "../dist"
 type snapshot struct {
 	Version, Commit string
 	sums            map[string]string // checksums.txt: file name → SHA-256
+	// targets are the platforms built ("linux/amd64"), from dist/.targets:
+	// the host's alone by default, the whole matrix with
+	// scripts/release-snapshot.sh --all.
+	targets []string
 }
+
+// fullMatrix is every platform .goreleaser.yaml builds.
+var fullMatrix = []string{"darwin/amd64", "darwin/arm64", "linux/amd64", "linux/arm64"}
 
 // loadSnapshot reads dist/metadata.json and dist/checksums.txt, or skips
 // the test (fails it under LOCKSTEP_TEST_RELEASE=1, set by scripts/test.sh unless LOCKSTEP_TEST_RELEASE=0) when there is no
@@ -56,6 +63,23 @@ func loadSnapshot(t *testing.T) snapshot {
 	}
 	if s.Version == "" || len(s.Commit) != 40 {
 		t.Fatalf("dist/metadata.json names version %q commit %q", s.Version, s.Commit)
+	}
+	rawTargets, err := os.ReadFile(filepath.Join(dist, ".targets"))
+	if err != nil {
+		t.Fatalf("dist/.targets (written by scripts/release-snapshot.sh; run it again): %v", err)
+	}
+	s.targets = strings.Fields(string(rawTargets))
+	host := runtime.GOOS + "/" + runtime.GOARCH
+	if !slices.Contains(s.targets, host) {
+		t.Fatalf("the snapshot in dist/ was built for %v, not for this host (%s): run scripts/release-snapshot.sh", s.targets, host)
+	}
+	for _, p := range s.targets {
+		if !slices.Contains(fullMatrix, p) {
+			t.Fatalf("dist/.targets names %s, which .goreleaser.yaml does not build", p)
+		}
+	}
+	if os.Getenv("LOCKSTEP_TEST_RELEASE_ALL") == "1" && len(s.targets) != len(fullMatrix) {
+		t.Fatalf("LOCKSTEP_TEST_RELEASE_ALL=1, but dist/ holds %v: run scripts/release-snapshot.sh --all", s.targets)
 	}
 	f, err := os.Open(filepath.Join(dist, "checksums.txt"))
 	if err != nil {
@@ -142,8 +166,21 @@ func TestSnapshotRelease(t *testing.T) {
 	s := loadSnapshot(t)
 
 	t.Run("every archive, its checksum and its SBOM", func(t *testing.T) {
-		for _, goos := range []string{"linux", "darwin"} {
-			for _, goarch := range []string{"amd64", "arm64"} {
+		var archives, debs int
+		for name := range s.sums {
+			switch {
+			case strings.HasSuffix(name, ".tar.gz"):
+				archives++
+			case strings.HasSuffix(name, ".deb"):
+				debs++
+			}
+		}
+		if archives != len(s.targets) {
+			t.Errorf("checksums.txt names %d archives, want one for each of %v", archives, s.targets)
+		}
+		for _, target := range s.targets {
+			{
+				goos, goarch, _ := strings.Cut(target, "/")
 				a := s.archive(goos, goarch)
 				want, ok := s.sums[a]
 				if !ok {
@@ -186,9 +223,13 @@ func TestSnapshotRelease(t *testing.T) {
 				}
 			}
 		}
-		for _, p := range []string{"lockstep_" + s.Version + "_amd64.deb", "lockstep_" + s.Version + "_arm64.deb"} {
-			if _, ok := s.sums[p]; !ok {
-				t.Errorf("checksums.txt names no %s", p)
+		var linux []string
+		for _, target := range s.targets {
+			if goarch, ok := strings.CutPrefix(target, "linux/"); ok {
+				linux = append(linux, goarch)
+				if p := "lockstep_" + s.Version + "_" + goarch + ".deb"; s.sums[p] == "" {
+					t.Errorf("checksums.txt names no %s", p)
+				}
 			}
 		}
 		var rpms int
@@ -197,13 +238,17 @@ func TestSnapshotRelease(t *testing.T) {
 				rpms++
 			}
 		}
-		if rpms != 2 {
-			t.Errorf("checksums.txt names %d .rpm packages, want 2 (amd64, arm64)", rpms)
+		if rpms != len(linux) || debs != len(linux) {
+			t.Errorf("checksums.txt names %d .deb and %d .rpm packages, want one each for %v", debs, rpms, linux)
 		}
 	})
 
-	for _, goarch := range []string{"amd64", "arm64"} {
-		t.Run("linux/"+goarch+" is static and stripped", func(t *testing.T) {
+	for _, target := range s.targets {
+		goarch, ok := strings.CutPrefix(target, "linux/")
+		if !ok {
+			continue
+		}
+		t.Run(target+" is static and stripped", func(t *testing.T) {
 			raw := extract(t, filepath.Join(dist, s.archive("linux", goarch)), "lockstep")
 			f, err := elf.NewFile(bytes.NewReader(raw))
 			if err != nil {

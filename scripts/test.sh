@@ -1,23 +1,57 @@
 #!/usr/bin/env bash
 # Runs every lockstep test on this machine, fresh or not: installs what is
-# missing (scripts/install-deps.sh), starts radosgw, then gofmt, go vet,
-# staticcheck, and the unit and integration tests under the race
-# detector. Exits non-zero on any finding or failure. .ci/run calls this.
+# missing (scripts/install-deps.sh: Debian's packages, and the pinned Go
+# tools once per machine), builds the snapshot release of the host's
+# platform when its inputs changed (scripts/release-snapshot.sh, cached per
+# machine), starts radosgw, then gofmt, go vet, staticcheck, and the unit
+# and integration tests under the race detector. Exits non-zero on any
+# finding or failure. .ci/run calls this.
+#
+# It ends with where the time went: each step, the slowest packages and
+# tests (scripts/testreport), also kept in .cache/test-times.txt.
+#
+# LOCKSTEP_TEST_RELEASE=0 skips the release path; LOCKSTEP_TEST_RELEASE_ALL=1
+# builds and checks the whole four-platform matrix (scripts/release-snapshot.sh
+# --all), as the release workflow does; LOCKSTEP_TEST_RACE=0 runs the tests
+# without the race detector. Arguments go to go test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LOCKSTEP_INTEGRATION=1
 export PATH="$PWD/.cache/bin:$PATH"
+mkdir -p .cache
+
+steps=()
+t0=$SECONDS last=$SECONDS
+step() { # NAME: closes the step that ran since the last call
+  steps+=("$(printf '%6d s  %s' $((SECONDS - last)) "$1")")
+  last=$SECONDS
+}
+summary() {
+  {
+    echo "== where the time went (scripts/test.sh, $((SECONDS - t0)) s in all)"
+    printf '%s\n' "${steps[@]}"
+    [ -f .cache/test-report.txt ] && cat .cache/test-report.txt
+  } >.cache/test-times.txt
+  cat .cache/test-times.txt >&2
+}
 
 scripts/install-deps.sh
+step "install-deps (Debian packages, cosign, staticcheck, crane)"
 # The release path: the goreleaser snapshot into dist/ (scripts/release_test.go
-# checks it) and the ko image (scripts/image_test.go). The snapshot is
-# rebuilt only when its inputs changed (about 13 minutes cold on two cores,
-# under a minute warm); LOCKSTEP_TEST_RELEASE=0 skips the release path for a
-# quick run.
+# checks it) and the ko image (scripts/image_test.go). The snapshot is of the
+# host's platform, rebuilt only when its inputs changed and kept per machine
+# (a few minutes cold on two cores, nothing warm); LOCKSTEP_TEST_RELEASE=0
+# skips the release path for a quick run.
 if [ "${LOCKSTEP_TEST_RELEASE:-1}" = 1 ]; then
   export LOCKSTEP_TEST_RELEASE=1
   scripts/install-release-tools.sh
-  scripts/release-snapshot.sh
+  step "install-release-tools (goreleaser, ko, cyclonedx-gomod)"
+  if [ "${LOCKSTEP_TEST_RELEASE_ALL:-0}" = 1 ]; then
+    scripts/release-snapshot.sh --all
+  else
+    scripts/release-snapshot.sh
+  fi
+  step "release-snapshot"
 else
   export LOCKSTEP_TEST_RELEASE=0
 fi
@@ -27,8 +61,10 @@ bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -pa
 if [ -n "$bad" ]; then echo "gofmt would change:"; echo "$bad"; exit 1; fi
 echo "== go vet" >&2
 go vet ./...
+step "gofmt, go vet"
 echo "== staticcheck" >&2
 staticcheck ./...
+step "staticcheck"
 
 RGW_DIR=$(mktemp -d /tmp/lockstep-rgw.XXXXXX)
 trap 'scripts/radosgw.sh stop "$RGW_DIR"' EXIT
@@ -40,10 +76,19 @@ scripts/radosgw.sh start "$RGW_DIR"
 export LOCKSTEP_TEST_S3_ENDPOINT
 export LOCKSTEP_TEST_S3_ACCESS_KEY=RGWAK LOCKSTEP_TEST_S3_SECRET_KEY=RGWSECRET
 export LOCKSTEP_TEST_COSIGN="$PWD/.cache/bin/cosign"
+step "radosgw start"
 
 # Every test runs once, under the race detector (LOCKSTEP_TEST_RACE=0
 # runs them without it).
 race=-race
 [ "${LOCKSTEP_TEST_RACE:-1}" = 0 ] && race=
 echo "== go test $race" >&2
-go test $race -count=1 -timeout 20m "$@" ./...
+go build -o .cache/testreport ./scripts/testreport
+rm -f .cache/test-report.txt
+set +e
+go test $race -count=1 -timeout 20m -json "$@" ./... | .cache/testreport -o .cache/test-report.txt 2>/dev/null
+rc=${PIPESTATUS[0]}
+set -e
+step "go test $race (build and run)"
+summary
+exit "$rc"

@@ -1,0 +1,48 @@
+# Sourced by scripts/install-deps.sh and scripts/install-release-tools.sh:
+# pinned tools built from the Go module proxy once per machine, not once per
+# clone.
+#
+# A tool lives in $LOCKSTEP_CACHE/tools/NAME@VERSION/NAME (LOCKSTEP_CACHE
+# defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/lockstep), shared by every
+# clone on the machine; the clone's .cache/bin/NAME is a link to it, which is
+# where the scripts and tests look. A cached binary is used only when `go
+# version -m` says it was built from that module at that version; it is
+# installed into a temporary folder and renamed into place, so a clone that
+# is killed halfway, or two clones installing at once, never leave a half
+# written tool behind.
+LOCKSTEP_CACHE=${LOCKSTEP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lockstep}
+export LOCKSTEP_CACHE
+
+# built_from BIN MODULE VERSION: BIN was built from MODULE@VERSION.
+built_from() {
+  go version -m "$1" 2>/dev/null | grep -qE "^[[:space:]]+mod[[:space:]]+$2[[:space:]]+$3([[:space:]]|$)"
+}
+
+# gotool NAME MODULE VERSION [PACKAGE-IN-MODULE]: the tool NAME, built from
+# MODULE[/PACKAGE]@VERSION, linked as .cache/bin/NAME (run from the clone's
+# root).
+gotool() {
+  local name=$1 mod=$2 ver=$3 pkg=${4:-}
+  local dir="$LOCKSTEP_CACHE/tools/$name@$ver"
+  mkdir -p "$LOCKSTEP_CACHE/tools" .cache/bin
+  # A clone set up before the cache had its own copy: adopt it.
+  if ! built_from "$dir/$name" "$mod" "$ver" && [ ! -L ".cache/bin/$name" ] && built_from ".cache/bin/$name" "$mod" "$ver"; then
+    mkdir -p "$dir" && mv ".cache/bin/$name" "$dir/$name"
+  fi
+  if ! built_from "$dir/$name" "$mod" "$ver"; then
+    local tmp start=$SECONDS
+    tmp=$(mktemp -d "$LOCKSTEP_CACHE/tools/.$name.XXXXXX")
+    echo "tools: go install $mod${pkg:+/$pkg}@$ver (once per machine, into $dir)" >&2
+    # Static (no cgo): the tools need no C library, and a machine without
+    # gcc builds them too.
+    if ! (cd / && CGO_ENABLED=0 GOBIN="$tmp" go install "$mod${pkg:+/$pkg}@$ver"); then
+      rm -rf "$tmp"
+      echo "tools: could not build $name $ver from the Go module proxy; run scripts/install-deps.sh again when it is reachable" >&2
+      return 1
+    fi
+    rm -rf "$dir"
+    mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp" # another clone won the race: same module, same version
+    echo "tools: $name $ver built in $((SECONDS - start)) s" >&2
+  fi
+  ln -sfn "$dir/$name" ".cache/bin/$name"
+}

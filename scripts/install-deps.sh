@@ -27,6 +27,9 @@ have gcc || need+=(gcc libc6-dev) # go test -race needs cgo
 have containerd || need+=(containerd)
 have runc || need+=(runc)
 have dockerd || need+=(docker.io)
+# The Action's install reads the releases API with jq (as GitHub's runners
+# have it).
+have jq || need+=(jq)
 # The system's roots: bench/roots.sh (in bench/run.sh) loads them.
 [ -e /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
 if [ ${#need[@]} -gt 0 ]; then

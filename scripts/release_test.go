@@ -89,6 +89,24 @@ func fileSHA256(t *testing.T, path string) string {
 // extract returns the named file of a .tar.gz archive.
 func extract(t *testing.T, archive, name string) []byte {
 	t.Helper()
+	var got []byte
+	walkTarGz(t, archive, func(h *tar.Header, body []byte) bool {
+		if h.Name == name {
+			got = body
+			return false
+		}
+		return true
+	})
+	if got == nil {
+		t.Fatalf("%s holds no %s", archive, name)
+	}
+	return got
+}
+
+// walkTarGz calls fn with every entry of a .tar.gz archive (the body of a
+// regular file, nil for any other), until fn returns false.
+func walkTarGz(t *testing.T, archive string, fn func(h *tar.Header, body []byte) bool) {
+	t.Helper()
 	f, err := os.Open(archive)
 	if err != nil {
 		t.Fatal(err)
@@ -102,17 +120,22 @@ func extract(t *testing.T, archive, name string) []byte {
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			t.Fatalf("%s holds no %s", archive, name)
+			return
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", archive, err)
 		}
-		if h.Name == name {
-			b, err := io.ReadAll(tr)
-			if err != nil {
-				t.Fatal(err)
+		var body []byte
+		if h.Typeflag == tar.TypeReg {
+			if body, err = io.ReadAll(tr); err != nil {
+				t.Fatalf("%s: %v", archive, err)
 			}
-			return b
+			if body == nil {
+				body = []byte{}
+			}
+		}
+		if !fn(h, body) {
+			return
 		}
 	}
 }
@@ -241,6 +264,13 @@ func TestSnapshotRelease(t *testing.T) {
 		if !strings.HasPrefix(string(out), "lockstep "+s.Version+"\n") {
 			t.Errorf("version = %q", out)
 		}
+	})
+
+	t.Run("every artefact gates the ingress", func(t *testing.T) {
+		if runtime.GOOS != "linux" {
+			t.Skip("installs the linux artefacts")
+		}
+		snapshotGatesTheIngress(t, s)
 	})
 
 	t.Run("the .deb installs the binary, the units, the environment file and the man pages", func(t *testing.T) {

@@ -43,7 +43,7 @@ install_once() {
   local t0 t1
   t0=$(now)
   RUNNER_OS=Linux RUNNER_ARCH=$runner_arch RUNNER_TEMP="$tmp/run" RUNNER_TOOL_CACHE="$tmp/cache.$1" \
-    INPUT_VERSION="v$version" INPUT_VERIFY_SIGNATURE=false INPUT_DOWNLOAD_URL="http://127.0.0.1:$port" \
+    INPUT_VERSION="v$version" INPUT_VERIFY_SIGNATURE=false INPUT_DOWNLOAD_URL="http://127.0.0.1:$port" INPUT_ALLOW_HTTP_DOWNLOAD=true \
     scripts/action-install.sh >/dev/null 2>&1
   t1=$(now)
   rm -rf "$tmp/cache.$1"

@@ -75,10 +75,14 @@ channel=${INPUT_CHANNEL:-production}
 
 # Install: the binary given, or scripts/action-install.sh's (a released
 # version, verified and cached, or the action's own checkout).
+# The install's own annotations (a signature it could not verify, a
+# tampered tool cache) are printed whatever its outcome.
 lockstep=${LOCKSTEP_BIN:-}
 if [ -z "$lockstep" ]; then
-  lockstep=$("$(dirname "$0")/action-install.sh")
+  : >"$tmp/install-notes"
+  lockstep=$(ACTION_ANNOTATIONS="$tmp/install-notes" "$(dirname "$0")/action-install.sh")
   rc=$?
+  cat "$tmp/install-notes"
   [ "$rc" -eq 0 ] || fail "$rc" "lockstep install" "installing lockstep ${INPUT_VERSION:-} failed: see the step's log"
 fi
 unset GITHUB_TOKEN # only the install reads it (the releases API)

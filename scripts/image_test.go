@@ -80,6 +80,10 @@ func TestImage(t *testing.T) {
 		ctx, cancel = context.WithDeadline(ctx, d.Add(-30*time.Second))
 		defer cancel()
 	}
+	// The units, as the release workflow lays them out for ko.
+	if out, err := exec.CommandContext(ctx, "bash", "image-kodata.sh").CombinedOutput(); err != nil {
+		t.Fatalf("image-kodata.sh: %v\n%s", err, out)
+	}
 	cmd := exec.CommandContext(ctx, ko, "build", "--bare", "--sbom=none", "./cmd/lockstep")
 	cmd.Dir = ".."
 	cmd.Env = append(os.Environ(), "KO_DOCKER_REPO="+reg+"/lockstep", "KO_DEFAULTBASEIMAGE="+base, "VERSION=0.0.0-test",
@@ -138,6 +142,23 @@ func TestImage(t *testing.T) {
 		if !ok {
 			t.Errorf("%s has no /ko-app/lockstep", desc.Platform)
 			continue
+		}
+		// The image's examples: deploy/systemd whole at /var/run/ko/systemd,
+		// gating the ingress once installed as from the archive.
+		if desc.Platform.Architecture == runtime.GOARCH && runtime.GOOS == "linux" {
+			dir := t.TempDir()
+			for p, b := range files {
+				if rel, ok := strings.CutPrefix(p, "var/run/ko/"); ok && b != nil {
+					if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+				}
+			}
+			os.WriteFile(filepath.Join(dir, "lockstep"), bin, 0o755)
+			root := installArchive(t, dir)
+			carries(t, "the image", root, archiveWhere)
+			gatesTheIngress(t, "the image", root)
 		}
 		if desc.Platform.Architecture == runtime.GOARCH && runtime.GOOS == "linux" {
 			path := filepath.Join(t.TempDir(), "lockstep")

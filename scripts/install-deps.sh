@@ -31,6 +31,13 @@ have containerd || need+=(containerd)
 have runc || need+=(runc)
 have dockerd || need+=(docker.io)
 have chromium || need+=(chromium)
+# The Action's install reads the releases API with jq (as GitHub's runners
+# have it); the artefact tests unpack the .rpm with rpm2cpio and cpio and
+# judge the units with systemd-analyze.
+have jq || need+=(jq)
+have rpm2cpio || need+=(rpm2cpio)
+have cpio || need+=(cpio)
+have systemd-analyze || need+=(systemd)
 # The system's roots: bench/roots.sh (in bench/run.sh) loads them.
 [ -e /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
 

@@ -17,9 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -115,6 +113,24 @@ func fileSHA256(t *testing.T, path string) string {
 // extract returns the named file of a .tar.gz archive.
 func extract(t *testing.T, archive, name string) []byte {
 	t.Helper()
+	var got []byte
+	walkTarGz(t, archive, func(h *tar.Header, body []byte) bool {
+		if h.Name == name {
+			got = body
+			return false
+		}
+		return true
+	})
+	if got == nil {
+		t.Fatalf("%s holds no %s", archive, name)
+	}
+	return got
+}
+
+// walkTarGz calls fn with every entry of a .tar.gz archive (the body of a
+// regular file, nil for any other), until fn returns false.
+func walkTarGz(t *testing.T, archive string, fn func(h *tar.Header, body []byte) bool) {
+	t.Helper()
 	f, err := os.Open(archive)
 	if err != nil {
 		t.Fatal(err)
@@ -128,17 +144,22 @@ func extract(t *testing.T, archive, name string) []byte {
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			t.Fatalf("%s holds no %s", archive, name)
+			return
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", archive, err)
 		}
-		if h.Name == name {
-			b, err := io.ReadAll(tr)
-			if err != nil {
-				t.Fatal(err)
+		var body []byte
+		if h.Typeflag == tar.TypeReg {
+			if body, err = io.ReadAll(tr); err != nil {
+				t.Fatalf("%s: %v", archive, err)
 			}
-			return b
+			if body == nil {
+				body = []byte{}
+			}
+		}
+		if !fn(h, body) {
+			return
 		}
 	}
 }
@@ -290,6 +311,13 @@ func TestSnapshotRelease(t *testing.T) {
 		}
 	})
 
+	t.Run("every artefact gates the ingress", func(t *testing.T) {
+		if runtime.GOOS != "linux" {
+			t.Skip("installs the linux artefacts")
+		}
+		snapshotGatesTheIngress(t, s)
+	})
+
 	t.Run("the .deb installs the binary, the units, the environment file and the man pages", func(t *testing.T) {
 		deb := filepath.Join(dist, "lockstep_"+s.Version+"_"+runtime.GOARCH+".deb")
 		dpkg := requireTool(t, "dpkg")
@@ -354,12 +382,12 @@ func requireTool(t *testing.T, name string) string {
 
 // releaseServer serves dist/ as GitHub serves a release's assets
 // (/TAG/NAME), with the named files replaced by the given bytes.
-func releaseServer(t *testing.T, s snapshot, replace map[string][]byte) (*httptest.Server, *served) {
+func releaseServer(t *testing.T, s snapshot, replace map[string][]byte) (*httptest.Server, *requests) {
 	t.Helper()
 	tag := "/v" + s.Version + "/"
-	got := &served{}
+	got := &requests{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got.add(r.URL.Path)
+		got.add(r)
 		name, ok := strings.CutPrefix(r.URL.Path, tag)
 		if !ok || strings.Contains(name, "/") {
 			http.NotFound(w, r)
@@ -373,33 +401,6 @@ func releaseServer(t *testing.T, s snapshot, replace map[string][]byte) (*httpte
 	}))
 	t.Cleanup(srv.Close)
 	return srv, got
-}
-
-// served records the paths a test server was asked for. The script that
-// asks is another process, so the race detector cannot see that its
-// requests end before the test reads them: a lock makes it so.
-type served struct {
-	mu    sync.Mutex
-	paths []string
-}
-
-func (s *served) add(p string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.paths = append(s.paths, p)
-}
-
-// list returns the paths asked for so far.
-func (s *served) list() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.paths)
-}
-
-func (s *served) reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.paths = nil
 }
 
 type scriptRun struct {
@@ -434,7 +435,7 @@ func TestActionInstallsTheRelease(t *testing.T) {
 	install := func(t *testing.T, url, cache string, env ...string) scriptRun {
 		return runScript(t, "bash", "action-install.sh", append([]string{
 			"RUNNER_OS=Linux", "RUNNER_ARCH=" + runnerArch, "RUNNER_TEMP=" + t.TempDir(), "RUNNER_TOOL_CACHE=" + cache,
-			"INPUT_VERSION=" + tag, "INPUT_VERIFY_SIGNATURE=false", "INPUT_DOWNLOAD_URL=" + url,
+			"INPUT_VERSION=" + tag, "INPUT_VERIFY_SIGNATURE=false", "INPUT_DOWNLOAD_URL=" + url, "INPUT_ALLOW_HTTP_DOWNLOAD=true",
 		}, env...))
 	}
 
@@ -453,14 +454,17 @@ func TestActionInstallsTheRelease(t *testing.T) {
 			t.Errorf("downloads %v", got.list())
 		}
 		// action.sh runs what it installed: record refuses generation 0 (exit 2), not an install failure.
-		ar := runAction(t, "", t.TempDir(), map[string]string{"RELEASE": "web", "GENERATION": "0", "VERSION": tag, "DOWNLOAD_URL": srv.URL},
+		ar := runAction(t, "", t.TempDir(), map[string]string{"RELEASE": "web", "GENERATION": "0", "VERSION": tag, "DOWNLOAD_URL": srv.URL, "ALLOW_HTTP_DOWNLOAD": "true"},
 			"RUNNER_OS=Linux", "RUNNER_ARCH="+runnerArch, "RUNNER_TOOL_CACHE="+cache)
 		if !strings.Contains(ar.stderr, "from the tool cache") || ar.code != 2 || !strings.Contains(ar.stdout, "::error title=lockstep record::") {
 			t.Errorf("action.sh with version %s: exit %d, stdout %q, stderr %s; want the cached release running record", tag, ar.code, ar.stdout, ar.stderr)
 		}
+		// From the tool cache, verified again: checksums.txt is fetched
+		// afresh, the archive is not.
 		got.reset()
 		r = install(t, srv.URL, cache)
-		if r.code != 0 || strings.TrimSpace(r.stdout) != want || len(got.list()) != 0 || !strings.Contains(r.stderr, "from the tool cache") {
+		if r.code != 0 || strings.TrimSpace(r.stdout) != want || fmt.Sprint(got.list()) != fmt.Sprintf("[/%s/checksums.txt]", tag) ||
+			!strings.Contains(r.stderr, "from the tool cache") {
 			t.Errorf("second install: exit %d, %q, downloads %v, stderr %s; want the tool cache", r.code, r.stdout, got.list(), r.stderr)
 		}
 	})
@@ -504,7 +508,7 @@ func TestActionInstallsTheRelease(t *testing.T) {
 			}
 		}
 		// The Action reports it as a failed install step.
-		ar := runAction(t, "", t.TempDir(), map[string]string{"RELEASE": "web", "GENERATION": "1", "VERSION": tag, "DOWNLOAD_URL": srv.URL},
+		ar := runAction(t, "", t.TempDir(), map[string]string{"RELEASE": "web", "GENERATION": "1", "VERSION": tag, "DOWNLOAD_URL": srv.URL, "ALLOW_HTTP_DOWNLOAD": "true"},
 			"RUNNER_OS=Linux", "RUNNER_ARCH=ARM")
 		if ar.code != 2 || !strings.Contains(ar.stdout, "::error title=lockstep install::") {
 			t.Errorf("action.sh on an ARM runner: exit %d, stdout %q; want 2 and an install annotation", ar.code, ar.stdout)
@@ -516,7 +520,8 @@ func TestActionInstallsTheRelease(t *testing.T) {
 
 	t.Run("the action's major tag resolves to its newest release", func(t *testing.T) {
 		// The API lists releases newest-created first, not by version; a
-		// pre-release and another major never win. The snapshot is not a
+		// pre-release and another major never win (scripts/attack_action_test.go
+		// has drafts, flagged pre-releases and forged tags). The snapshot is not a
 		// release tag, so the resolved version's download is what shows
 		// the choice.
 		srv, got := releaseServer(t, s, nil)
@@ -525,11 +530,13 @@ func TestActionInstallsTheRelease(t *testing.T) {
 				http.NotFound(w, r)
 				return
 			}
-			fmt.Fprint(w, `[{"tag_name": "v0.10.0-rc.1"}, {"tag_name": "v0.2.9"}, {"tag_name": "v1.0.0"}, {"tag_name": "v0.10.0"}, {"tag_name": "v0.9.12"}]`)
+			fmt.Fprint(w, `[{"tag_name": "v0.10.0-rc.1", "draft": false, "prerelease": true}, {"tag_name": "v0.2.9", "draft": false, "prerelease": false},
+				{"tag_name": "v1.0.0", "draft": false, "prerelease": false}, {"tag_name": "v0.10.0", "draft": false, "prerelease": false},
+				{"tag_name": "v0.9.12", "draft": false, "prerelease": false}]`)
 		}))
 		defer api.Close()
 		r := install(t, srv.URL, t.TempDir(), "INPUT_VERSION=", "ACTION_REF=v0", "LOCKSTEP_API_URL="+api.URL)
-		if !strings.Contains(r.stderr, "@v0 is release v0.10.0") {
+		if !strings.Contains(r.stderr, "v0 is release v0.10.0") {
 			t.Errorf("@v0: stderr %s; want it resolved to v0.10.0", r.stderr)
 		}
 		if len(got.list()) == 0 || !strings.HasPrefix(got.list()[0], "/v0.10.0/") {
@@ -540,15 +547,15 @@ func TestActionInstallsTheRelease(t *testing.T) {
 		}
 		// The same, with the snapshot's own tag as the ref: installed.
 		r = install(t, srv.URL, t.TempDir(), "INPUT_VERSION=", "ACTION_REF="+tag)
-		if r.code != 0 || !strings.Contains(r.stderr, tag+" linux/"+runtime.GOARCH+" verified") {
+		if r.code != 0 || !strings.Contains(r.stderr, tag+" linux/"+runtime.GOARCH+" into ") {
 			t.Errorf("@%s: exit %d, stderr %s; want it installed", tag, r.code, r.stderr)
 		}
 		none := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			fmt.Fprint(w, `[{"tag_name": "v1.0.0"}, {"tag_name": "v0.3.0-rc.1"}]`)
+			fmt.Fprint(w, `[{"tag_name": "v1.0.0", "draft": false, "prerelease": false}, {"tag_name": "v0.3.0-rc.1", "draft": false, "prerelease": true}]`)
 		}))
 		defer none.Close()
 		r = install(t, srv.URL, t.TempDir(), "INPUT_VERSION=", "ACTION_REF=v0", "LOCKSTEP_API_URL="+none.URL)
-		if r.code != 3 || !strings.Contains(r.stderr, "no v0.x.y release") {
+		if r.code != 3 || !strings.Contains(r.stderr, "no published v0.x.y release") {
 			t.Errorf("@v0 with no v0 release: exit %d, stderr %s; want 3", r.code, r.stderr)
 		}
 		r = install(t, srv.URL, t.TempDir(), "INPUT_VERSION=", "ACTION_REF=main")
@@ -576,12 +583,12 @@ func TestHookInstallsTheRelease(t *testing.T) {
 	}
 	srv, _ := releaseServer(t, s, nil)
 	bin := filepath.Join(t.TempDir(), "bin", "lockstep")
-	env := []string{"LOCKSTEP_VERSION=v" + s.Version, "LOCKSTEP_RELEASE_URL=" + srv.URL, "LOCKSTEP_BIN=" + bin,
+	env := []string{"LOCKSTEP_VERSION=v" + s.Version, "LOCKSTEP_RELEASE_URL=" + srv.URL, "LOCKSTEP_ALLOW_HTTP=1", "LOCKSTEP_BIN=" + bin,
 		"LOCKSTEP_ENV_FILE=/nonexistent", "LOCKSTEP_REPORT=" + filepath.Join(t.TempDir(), "admit.json")}
 
 	// Installed, verified, then run: `admit` with no manifest is a usage error.
 	r := runScript(t, "sh", "../deploy/hooks/lockstep-admit.sh", env)
-	if r.code != 2 || !strings.Contains(r.stderr, "verified") {
+	if r.code != 2 || !strings.Contains(r.stderr, "matches checksums.txt") {
 		t.Fatalf("hook: exit %d, stderr %s; want the release installed and admit's usage error (2)", r.code, r.stderr)
 	}
 	if v := versionOf(t, bin); v.Version != s.Version {

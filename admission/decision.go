@@ -176,15 +176,20 @@ type Decision struct {
 }
 
 // Closure is the closure of the served assets: the manifest's assets the
-// probed pages reference (its roots) and every asset of the manifest they
-// load, directly or not, by its asset graph (File.Loads).
+// probed pages reference, what every page of the release loads (its
+// roots), and every asset of the manifest they load, directly or not, by
+// its asset graph (File.Loads).
 type Closure struct {
 	// Graph is false when the manifest records no asset graph (no file
 	// has Loads, as in every lockstep.dev/v1 manifest): the closure is then
 	// the references alone.
 	Graph bool `json:"graph"`
-	// Referenced counts the roots: the served assets the manifest lists.
+	// Referenced counts the served assets the manifest lists: the
+	// probed pages' references.
 	Referenced int `json:"referenced"`
+	// Pages counts the pages of the release (its .html files) whose loads
+	// are roots too: what a route that is not probed loads is checked.
+	Pages int `json:"pages,omitempty"`
 	// Assets counts the closure, its roots included.
 	Assets int `json:"assets"`
 	// Checked counts the closure's assets checked on the CDN (each on

@@ -92,22 +92,25 @@ type Result struct {
 	// Read is the number of files read for references (HTML, CSS,
 	// JavaScript); Edges the number of loads set in all, FromLists those
 	// that an asset list gave.
-	Read, Edges, FromLists int
+	Read      int `json:"read"`
+	Edges     int `json:"edges"`
+	FromLists int `json:"fromLists"`
 	// Unparsed lists the JavaScript files the parser refused, read with
 	// the lexer alone, sorted.
-	Unparsed []string
+	Unparsed []string `json:"unparsed,omitempty"`
 	// Unread lists, by path, the files whose loads the graph does not
 	// know, or not all of: a type it cannot read that is not a leaf type
 	// (see kind), a file that is not text though named as text, a file
 	// that is not well-formed (what was read before the error is kept), a
 	// file over MaxRead. Never silently taken as loading nothing: record
 	// reports them, and only a check of every asset covers them.
-	Unread []Unread
+	Unread []Unread `json:"unread,omitempty"`
 	// Roots are the files the closure of a release starts from
 	// (manifest.Assets.Roots: every page); Unreached lists, sorted, the
 	// files that no root reaches through the graph: a gate that probes no
 	// page naming them never checks them.
-	Roots, Unreached []string
+	Roots     []string `json:"roots"`
+	Unreached []string `json:"unreached,omitempty"`
 }
 
 // Unread is a file whose loads the graph does not know, and why.

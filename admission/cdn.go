@@ -82,6 +82,11 @@ func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served probe.Ma
 			Message: "no CDN checker is configured (admission.Config.CDN is nil): the assets cannot be checked on the CDN"})
 		return nil
 	}
+	if n := len(served.IDs); n > cfg.MaxReferences && !cfg.AllAssets {
+		c.add(Finding{Kind: KindTooManyReferences, Subject: m.ID(), Got: fmt.Sprint(n), Want: fmt.Sprintf("at most %d", cfg.MaxReferences),
+			Message: fmt.Sprintf("the probed pages reference %d assets, over the gate's bound of %d for one check: none was checked on the CDN (raise the bound, or check every asset)", n, cfg.MaxReferences)})
+		return nil
+	}
 	var known, unknown []string
 	for _, id := range served.IDs {
 		if _, ok := m.Assets.File(id); ok {

@@ -63,6 +63,11 @@ const (
 	// the gate did not check them (it checked the references): could not
 	// verify, not a mismatch.
 	KindClosureTooLarge Kind = "closure-too-large"
+	// KindTooManyReferences: the probed pages reference more assets than
+	// Config.MaxReferences, so the gate checked none of them on the CDN
+	// (checking them all would run the check into its deadline): could
+	// not verify, by the gate's own bound, not a dependency's failure.
+	KindTooManyReferences Kind = "too-many-references"
 	// KindInternalError is a bug in lockstep (a recovered panic): the
 	// instance is refused, as for any error.
 	KindInternalError Kind = "internal-error"
@@ -76,7 +81,7 @@ const (
 // unverifiable reports whether a refusing finding of kind k means "could
 // not check" (exit 3) rather than "checked and wrong" (exit 1).
 func (k Kind) unverifiable() bool {
-	return k == KindDependencyUnreachable || k == KindInternalError || k == KindClosureTooLarge
+	return k == KindDependencyUnreachable || k == KindInternalError || k == KindClosureTooLarge || k == KindTooManyReferences
 }
 
 // Severity says whether a finding refuses admission.

@@ -192,7 +192,7 @@ func (c *checker) closure(m *manifest.Manifest, known []string) (paths []string,
 	if len(cfg.Probes) > 0 {
 		graph := slices.ContainsFunc(m.Assets.Files, func(f manifest.File) bool { return len(f.Loads) > 0 })
 		c.update(func(d *Decision) {
-			d.Closure = &Closure{Graph: graph, Referenced: len(known), Pages: len(pages), Assets: len(all), Max: cfg.MaxClosure}
+			d.Closure = &Closure{Graph: graph, Referenced: len(known), Roots: len(pages), Assets: len(all), Max: cfg.MaxClosure}
 		})
 	}
 	added := len(all) - len(known)

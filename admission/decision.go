@@ -192,9 +192,10 @@ type Closure struct {
 	// Referenced counts the served assets the manifest lists: the
 	// probed pages' references.
 	Referenced int `json:"referenced"`
-	// Pages counts the pages of the release (its .html files) whose loads
-	// are roots too: what a route that is not probed loads is checked.
-	Pages int `json:"pages,omitempty"`
+	// Roots counts the release's roots (manifest.Assets.Roots: its pages
+	// and RSC payloads) whose loads are checked too: what a route that is
+	// not probed loads.
+	Roots int `json:"roots,omitempty"`
 	// Assets counts the closure, its roots included.
 	Assets int `json:"assets"`
 	// Checked counts the closure's assets checked on the CDN (each on

@@ -55,10 +55,12 @@ func (a *Assets) index(p string) int {
 	return i
 }
 
-// Roots returns the files a release's closure starts from: every page
-// (an .html or .htm file), sorted. A gate checks what every page of the
-// release loads, not only what the probed ones do: a route that is not
-// probed still serves its chunks, styles and fonts.
+// Roots returns the files a release's closure starts from, sorted: every
+// page (an .html or .htm file) and every .txt file (React Server
+// Components payloads, which Next.js's router fetches for each route it
+// prefetches, by a name no file holds). A gate checks what every root
+// loads, not only what the probed pages do: a route that is not probed
+// still serves its chunks, styles and fonts.
 func (a *Assets) Roots() []string {
 	var out []string
 	for _, f := range a.Files {
@@ -72,5 +74,5 @@ func (a *Assets) Roots() []string {
 // isPage says whether p names an HTML page.
 func isPage(p string) bool {
 	ext := strings.ToLower(path.Ext(p))
-	return ext == ".html" || ext == ".htm"
+	return ext == ".html" || ext == ".htm" || ext == ".txt"
 }

@@ -143,14 +143,14 @@ func TestRootsAndUnreached(t *testing.T) {
 		"js/orphan.js":     "",
 		"robots.txt":       "User-agent: *",
 	})
-	if want := []string{"about/index.html", "index.html"}; !slices.Equal(res.Roots, want) {
+	if want := []string{"about/index.html", "index.html", "robots.txt"}; !slices.Equal(res.Roots, want) {
 		t.Errorf("Roots = %q, want %q", res.Roots, want)
 	}
-	if want := []string{"js/orphan.js", "robots.txt"}; !slices.Equal(res.Unreached, want) {
+	if want := []string{"js/orphan.js"}; !slices.Equal(res.Unreached, want) {
 		t.Errorf("Unreached = %q, want %q", res.Unreached, want)
 	}
-	a := &manifest.Assets{Files: []manifest.File{{Path: "a.HTM"}, {Path: "b.html"}, {Path: "c.js"}}}
-	if got := a.Roots(); strings.Join(got, " ") != "a.HTM b.html" {
+	a := &manifest.Assets{Files: []manifest.File{{Path: "a.HTM"}, {Path: "b.html"}, {Path: "c.js"}, {Path: "d/__next.d.__PAGE__.txt"}, {Path: "e.png"}}}
+	if got := a.Roots(); strings.Join(got, " ") != "a.HTM b.html d/__next.d.__PAGE__.txt" {
 		t.Errorf("Roots = %q", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockstep-dev/lockstep/internal/scenario"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
 	"github.com/lockstep-dev/lockstep/manifest/assets/graph"
 )
@@ -20,21 +21,15 @@ import (
 // manifest is written all the same.
 func TestGraphReport(t *testing.T) {
 	dir := t.TempDir()
-	for p, body := range map[string]string{
+	if err := scenario.WriteFiles(dir, map[string]string{
 		"index.html":   `<script src="/js/app.js"></script>`,
 		"js/app.js":    `import("./lazy.js")`,
 		"js/lazy.js":   ``,
 		"js/orphan.js": ``,
 		"data.bin":     "\x00\x01",
 		"broken.json":  `{"icons": [`,
-	} {
-		fp := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(fp, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	}); err != nil {
+		t.Fatal(err)
 	}
 	var log bytes.Buffer
 	out := t.TempDir()

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/admission/probe"
 	"github.com/lockstep-dev/lockstep/internal/htmlrefs"
+	"github.com/lockstep-dev/lockstep/internal/scenario"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
 	"github.com/lockstep-dev/lockstep/manifest/assets/graph"
 )
@@ -27,19 +26,13 @@ const agreeCDN = "https://cdn.example/app/"
 func agreeOn(t testing.TB, body string) (probeIDs, graphLoads []string, scripts bool) {
 	t.Helper()
 	dir := t.TempDir()
-	write := func(p, s string) {
-		fp := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(fp, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	files := map[string]string{"index.html": body}
 	for _, f := range agreeFiles {
-		write(f, "x")
+		files[f] = "x"
 	}
-	write("index.html", body)
+	if err := scenario.WriteFiles(dir, files); err != nil {
+		t.Fatal(err)
+	}
 	h, err := assets.Hash(context.Background(), assets.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)

@@ -68,22 +68,18 @@ var graphBuild = map[string]string{
 func TestAttackGraph(t *testing.T) {
 	cdnDir, appDir := t.TempDir(), t.TempDir()
 	cdn := testenv.Nginx(t, cdnDir)
-	write := func(dir, p, body string) {
-		t.Helper()
-		fp := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(fp, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
+	build, pages := map[string]string{}, map[string]string{}
+	for p, body := range graphBuild {
+		build[p] = strings.ReplaceAll(body, "CDN/", cdn+"/")
+		if strings.HasSuffix(p, ".html") {
+			pages[p] = build[p]
 		}
 	}
-	for p, body := range graphBuild {
-		body = strings.ReplaceAll(body, "CDN/", cdn+"/")
-		write(cdnDir, p, body)
-		if strings.HasSuffix(p, ".html") {
-			write(appDir, p, body)
-		}
+	if err := scenario.WriteFiles(cdnDir, build); err != nil {
+		t.Fatal(err)
+	}
+	if err := scenario.WriteFiles(appDir, pages); err != nil {
+		t.Fatal(err)
 	}
 	app := testenv.Nginx(t, appDir)
 

@@ -2,12 +2,11 @@ package graph
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/lockstep-dev/lockstep/internal/scenario"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
 )
@@ -16,14 +15,8 @@ import (
 func build(t *testing.T, files map[string]string) (map[string][]string, *Result) {
 	t.Helper()
 	dir := t.TempDir()
-	for p, s := range files {
-		fp := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(fp), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(fp, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := scenario.WriteFiles(dir, files); err != nil {
+		t.Fatal(err)
 	}
 	h, err := assets.Hash(context.Background(), assets.Options{Dir: dir})
 	if err != nil {

@@ -82,6 +82,11 @@ func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served probe.Ma
 			Message: "no CDN checker is configured (admission.Config.CDN is nil): the assets cannot be checked on the CDN"})
 		return nil
 	}
+	if n := len(served.IDs); n > cfg.MaxReferences && !cfg.AllAssets {
+		c.add(Finding{Kind: KindTooManyReferences, Subject: m.ID(), Got: fmt.Sprint(n), Want: fmt.Sprintf("at most %d", cfg.MaxReferences),
+			Message: fmt.Sprintf("the probed pages reference %d assets, over the gate's bound of %d for one check: none was checked on the CDN (raise the bound, or check every asset)", n, cfg.MaxReferences)})
+		return nil
+	}
 	var known, unknown []string
 	for _, id := range served.IDs {
 		if _, ok := m.Assets.File(id); ok {
@@ -159,20 +164,35 @@ func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served probe.Ma
 	return tlsFailed
 }
 
-// closure returns the closure of the known served IDs: every asset of the
-// manifest they load, directly or not, by its asset graph, themselves
-// included (the IDs alone for a manifest without a graph). When that adds
-// more than Config.MaxClosure (and not every asset is checked anyway) it
-// refuses as could-not-check (closure-too-large) and returns the IDs alone,
-// with whole false: the gate never checks part of a closure and calls it
-// done. It records Decision.Closure when there are probes.
+// closure returns the closure of the known served IDs and of every page
+// of the release (manifest.Assets.Roots): every asset of the manifest
+// they load, directly or not, by its asset graph, the IDs included, the
+// pages themselves not (the instance serves them; the probed ones were
+// read there). A route that is not probed still makes a browser load its
+// chunks, styles and fonts. With no graph (a v1 manifest) it is the IDs
+// alone. When the closure adds more than Config.MaxClosure to the IDs
+// (and not every asset is checked anyway) it refuses as could-not-check
+// (closure-too-large) and returns the IDs alone, with whole false: the
+// gate never checks part of a closure and calls it done. It records
+// Decision.Closure when there are probes.
 func (c *checker) closure(m *manifest.Manifest, known []string) (paths []string, whole bool) {
 	cfg := c.cfg
-	all := m.Assets.Closure(known)
+	seeds := known
+	var pages []string
+	if len(cfg.Probes) > 0 {
+		pages = m.Assets.Roots()
+		seeds = slices.Clone(known)
+		for _, p := range pages {
+			if f, ok := m.Assets.File(p); ok {
+				seeds = append(seeds, f.Loads...)
+			}
+		}
+	}
+	all := m.Assets.Closure(seeds)
 	if len(cfg.Probes) > 0 {
 		graph := slices.ContainsFunc(m.Assets.Files, func(f manifest.File) bool { return len(f.Loads) > 0 })
 		c.update(func(d *Decision) {
-			d.Closure = &Closure{Graph: graph, Referenced: len(known), Assets: len(all), Max: cfg.MaxClosure}
+			d.Closure = &Closure{Graph: graph, Referenced: len(known), Roots: len(pages), Assets: len(all), Max: cfg.MaxClosure}
 		})
 	}
 	added := len(all) - len(known)
@@ -180,8 +200,8 @@ func (c *checker) closure(m *manifest.Manifest, known []string) (paths []string,
 		return all, true
 	}
 	c.add(Finding{Kind: KindClosureTooLarge, Subject: m.ID(), Got: fmt.Sprint(added), Want: fmt.Sprintf("at most %d", cfg.MaxClosure),
-		Message: fmt.Sprintf("the %d served assets load %d more by the asset graph of %s, over the gate's bound of %d: only the references were checked, and what a browser loads next is unverified (raise the bound, or check every asset)",
-			len(known), added, m.ID(), cfg.MaxClosure)})
+		Message: fmt.Sprintf("the %d served assets and the %d pages of %s load %d more by its asset graph, over the gate's bound of %d: only the references were checked, and what a browser loads next is unverified (raise the bound, or check every asset)",
+			len(known), len(pages), m.ID(), added, cfg.MaxClosure)})
 	return known, false
 }
 

@@ -63,6 +63,11 @@ const (
 	// the gate did not check them (it checked the references): could not
 	// verify, not a mismatch.
 	KindClosureTooLarge Kind = "closure-too-large"
+	// KindTooManyReferences: the probed pages reference more assets than
+	// Config.MaxReferences, so the gate checked none of them on the CDN
+	// (checking them all would run the check into its deadline): could
+	// not verify, by the gate's own bound, not a dependency's failure.
+	KindTooManyReferences Kind = "too-many-references"
 	// KindInternalError is a bug in lockstep (a recovered panic): the
 	// instance is refused, as for any error.
 	KindInternalError Kind = "internal-error"
@@ -76,7 +81,7 @@ const (
 // unverifiable reports whether a refusing finding of kind k means "could
 // not check" (exit 3) rather than "checked and wrong" (exit 1).
 func (k Kind) unverifiable() bool {
-	return k == KindDependencyUnreachable || k == KindInternalError || k == KindClosureTooLarge
+	return k == KindDependencyUnreachable || k == KindInternalError || k == KindClosureTooLarge || k == KindTooManyReferences
 }
 
 // Severity says whether a finding refuses admission.
@@ -176,15 +181,21 @@ type Decision struct {
 }
 
 // Closure is the closure of the served assets: the manifest's assets the
-// probed pages reference (its roots) and every asset of the manifest they
-// load, directly or not, by its asset graph (File.Loads).
+// probed pages reference, what every page of the release loads (its
+// roots), and every asset of the manifest they load, directly or not, by
+// its asset graph (File.Loads).
 type Closure struct {
 	// Graph is false when the manifest records no asset graph (no file
 	// has Loads, as in every lockstep.dev/v1 manifest): the closure is then
 	// the references alone.
 	Graph bool `json:"graph"`
-	// Referenced counts the roots: the served assets the manifest lists.
+	// Referenced counts the served assets the manifest lists: the
+	// probed pages' references.
 	Referenced int `json:"referenced"`
+	// Roots counts the release's roots (manifest.Assets.Roots: its pages
+	// and RSC payloads) whose loads are checked too: what a route that is
+	// not probed loads.
+	Roots int `json:"roots,omitempty"`
 	// Assets counts the closure, its roots included.
 	Assets int `json:"assets"`
 	// Checked counts the closure's assets checked on the CDN (each on

@@ -79,7 +79,11 @@ func (d *Decision) writeText(w io.Writer) error {
 	}
 	if cl := d.Closure; cl != nil && cl.Referenced > 0 {
 		if cl.Graph {
-			fmt.Fprintf(&b, "  closure   %d assets: %d referenced, %d loaded by them; %d checked on the CDN\n", cl.Assets, cl.Referenced, cl.Assets-cl.Referenced, cl.Checked)
+			by := "them"
+			if cl.Roots > 0 {
+				by = fmt.Sprintf("them and by the release's %d pages", cl.Roots)
+			}
+			fmt.Fprintf(&b, "  closure   %d assets: %d referenced, %d loaded by %s; %d checked on the CDN\n", cl.Assets, cl.Referenced, cl.Assets-cl.Referenced, by, cl.Checked)
 		} else {
 			fmt.Fprintf(&b, "  closure   %d assets: the references only (the manifest records no asset graph); %d checked on the CDN\n", cl.Assets, cl.Checked)
 		}

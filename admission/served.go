@@ -3,6 +3,7 @@ package admission
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/lockstep-dev/lockstep/admission/probe"
@@ -34,6 +35,15 @@ func (c *checker) served(m *manifest.Manifest, pages []*probe.Page, errs []error
 		}
 	}
 	mapped := probe.Map(ok, m.Assets.CDN)
+	// What only an optional reference names (a custom element's URL
+	// attribute, a preload of data) counts when it is a file of the
+	// release: the browser may load it, so it is checked.
+	for _, id := range mapped.Maybe {
+		if _, found := m.Assets.File(id); found {
+			mapped.IDs = append(mapped.IDs, id)
+		}
+	}
+	slices.Sort(mapped.IDs)
 	files := make([]manifest.File, 0, len(mapped.IDs))
 	for _, id := range mapped.IDs {
 		f, found := m.Assets.File(id)

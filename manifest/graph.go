@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"path"
 	"slices"
 	"strings"
 )
@@ -52,4 +53,26 @@ func (a *Assets) index(p string) int {
 		return -1
 	}
 	return i
+}
+
+// Roots returns the files a release's closure starts from, sorted: every
+// page (an .html or .htm file) and every .txt file (React Server
+// Components payloads, which Next.js's router fetches for each route it
+// prefetches, by a name no file holds). A gate checks what every root
+// loads, not only what the probed pages do: a route that is not probed
+// still serves its chunks, styles and fonts.
+func (a *Assets) Roots() []string {
+	var out []string
+	for _, f := range a.Files {
+		if isPage(f.Path) {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
+
+// isPage says whether p names an HTML page.
+func isPage(p string) bool {
+	ext := strings.ToLower(path.Ext(p))
+	return ext == ".html" || ext == ".htm" || ext == ".txt"
 }

@@ -115,6 +115,13 @@ type Options struct {
 // wrapped with the image's name; Provenance's error (a refusal, exit 1, or
 // a registry that cannot be read) and Embed's, wrapped.
 func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
+	m, _, err := manifestAndGraph(ctx, opts)
+	return m, err
+}
+
+// manifestAndGraph is Manifest, with what the asset graph found (nil
+// without assets or with NoGraph).
+func manifestAndGraph(ctx context.Context, opts Options) (*manifest.Manifest, *graph.Result, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -127,7 +134,7 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 		opts.Source = SourceFromEnv(getenv)
 	}
 	if err := check(opts); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now := time.Now
 	if opts.Now != nil {
@@ -153,6 +160,7 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 	defer cancel()
 	var wg sync.WaitGroup
 	var hashed *assets.Result
+	var g *graph.Result
 	var hashErr error
 	if opts.Assets.Dir != "" {
 		wg.Add(1)
@@ -171,7 +179,7 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 			}
 			hashed, hashErr = assets.Hash(ctx, ao)
 			if hashErr == nil && !opts.NoGraph {
-				_, hashErr = graph.Build(ctx, hashed.Files, graph.Options{
+				g, hashErr = graph.Build(ctx, hashed.Files, graph.Options{
 					Dir: ao.Dir, Lists: ao.Lists, PublicPath: ao.PublicPath, CDN: ao.CDN, Workers: ao.Workers, Logger: ao.Logger,
 					Collected: refs,
 				})
@@ -190,7 +198,7 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 	}
 	wg.Wait()
 	if err := cause(pinErr, hashErr); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m.Images = images
 	if hashed != nil {
@@ -201,7 +209,7 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 	if opts.Provenance != nil && len(images) > 0 {
 		atts, err := opts.Provenance(ctx, images, m.Release.Source)
 		if err != nil {
-			return nil, fmt.Errorf("verifying the images' provenance: %w", err)
+			return nil, nil, fmt.Errorf("verifying the images' provenance: %w", err)
 		}
 		log.Info("verified the images' provenance", "attestations", len(atts), "repository", m.Release.Source.Repository, "commit", m.Release.Source.Commit)
 		provenance = atts
@@ -209,7 +217,7 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 	if opts.Embed != nil && len(images) > 0 {
 		v, err := opts.Embed(ctx, images)
 		if err != nil {
-			return nil, fmt.Errorf("embedding the images' signatures: %w", err)
+			return nil, nil, fmt.Errorf("embedding the images' signatures: %w", err)
 		}
 		m.Verification = v
 		if v != nil {
@@ -231,9 +239,9 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 	// assets carry a graph, so older gates keep reading what they can.
 	m.APIVersion = m.Version()
 	if err := manifest.Validate(m); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return m, nil
+	return m, g, nil
 }
 
 // cause returns the first error that is not the cancellation one failure

@@ -2,12 +2,14 @@ package record
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/manifest/assets/graph"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/verify/cdn"
 )
@@ -27,6 +29,12 @@ type Output struct {
 	// Bundle, with Sign, is where a Sigstore bundle is written too ("":
 	// none; Sign must then make one).
 	Bundle string
+	// GraphReport, if set, is where what the asset graph found is written
+	// as JSON (graph.Result: the pages the closure starts from, the files
+	// no page reaches, the files whose loads it cannot read), atomically,
+	// once the manifest is made and checked, before it is signed and
+	// written.
+	GraphReport string
 }
 
 // Result is what Record made and wrote.
@@ -38,8 +46,13 @@ type Result struct {
 	// CDN is the CDN check's report, when Output.CheckCDN was set and the
 	// check ran (also when it refused the release).
 	CDN *cdn.Report
-	// Path, Signature and Bundle are the files written ("" for none).
-	Path, Signature, Bundle string
+	// Graph is what the asset graph found (nil without assets or a
+	// graph): its roots, the files no root reaches, the files it could
+	// not read.
+	Graph *graph.Result
+	// Path, Signature, Bundle and GraphReport are the files written (""
+	// for none).
+	Path, Signature, Bundle, GraphReport string
 }
 
 // Record is `lockstep record`: it makes the manifest (Manifest), checks
@@ -62,11 +75,11 @@ func Record(ctx context.Context, opts Options, out Output) (*Result, error) {
 	if out.Sign == nil && out.Bundle != "" {
 		return nil, &manifest.ValidationError{Field: "bundle", Reason: "a bundle needs a signing key"}
 	}
-	m, err := Manifest(ctx, opts)
+	m, g, err := manifestAndGraph(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Manifest: m}
+	res := &Result{Manifest: m, Graph: g}
 	if out.CheckCDN != nil {
 		if len(m.Assets.Files) == 0 {
 			return nil, &manifest.ValidationError{Field: "assets", Reason: "the CDN check needs assets to check: give an asset directory"}
@@ -84,6 +97,19 @@ func Record(ctx context.Context, opts Options, out Output) (*Result, error) {
 		return nil, err
 	}
 	res.Digest = manifest.SHA256(res.Raw)
+	// What the graph found is written before the manifest: a report of
+	// the build, which a failure to sign or write leaves behind, never a
+	// manifest without it.
+	if out.GraphReport != "" && g != nil {
+		b, err := json.MarshalIndent(g, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		if err := atomicfile.Write(out.GraphReport, append(b, '\n'), 0o644); err != nil {
+			return nil, err
+		}
+		res.GraphReport = out.GraphReport
+	}
 	if out.Path == "" {
 		return res, nil
 	}

@@ -3,11 +3,12 @@
 //
 // HTML is parsed into a tree with golang.org/x/net/html (as a browser
 // parses it) and every element and attribute that makes a browser load a
-// subresource is read (see [Extract]): script src; link href (and
+// subresource is read (see [Extract]), by the table the asset graph reads
+// too (internal/htmlrefs: TestProbeAndGraphAgree and FuzzAgree hold the
+// two to the same files): script src; link href (and
 // imagesrcset) where rel is stylesheet, preload, modulepreload, prefetch,
 // icon, shortcut, apple-touch-icon, apple-touch-icon-precomposed,
-// mask-icon or manifest (but not a preload as=fetch or as=document: data,
-// not assets); script data-src (the legacy entry of @vitejs/plugin-legacy,
+// apple-touch-startup-image, mask-icon, fluid-icon or manifest; script data-src (the legacy entry of @vitejs/plugin-legacy,
 // <script nomodule id="vite-legacy-entry" data-src="…">, which its inline
 // code loads); img and source src and srcset, and data-src and
 // data-srcset (what lazy-loading scripts move into them); video src and poster;
@@ -22,8 +23,12 @@
 // style attribute and in the stylesheets of the page's origin that Fetch
 // reads in turn (url(), src(), @import, image-set() and image() strings),
 // read with a CSS Syntax tokenizer (github.com/tdewolff/parse/v2/css).
-// An iframe's srcdoc and a noscript's content are parsed as documents of
-// their own. The first <base href> is honoured. A fragment-only
+// A custom element's URL-shaped attributes (Astro's component-url), a
+// preload or prefetch as=fetch or as=document, a prerender and speculation
+// rules are Optional references: the gate holds them to the manifest only
+// when they name a file of the release ([Mapped].Maybe). srcset is split
+// as HTML's algorithm splits it. An iframe's srcdoc and a noscript's
+// content are parsed as documents of their own. The first <base href> is honoured. A fragment-only
 // reference ("#x") is the document itself. Script code is not read: what
 // a script fetches at run time is beyond a static probe.
 //

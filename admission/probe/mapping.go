@@ -17,6 +17,11 @@ type Mapped struct {
 	// serves assets itself), where a browser fetches them: on the
 	// instance. Sorted by base, then ID, each once.
 	Local []Local `json:"local,omitempty"`
+	// Maybe are the asset IDs that only Optional references name (under a
+	// CDN base or on the page's origin), sorted, each once: the gate adds
+	// those the manifest lists to IDs, and lets the others be. An optional
+	// reference to another host is dropped.
+	Maybe []string `json:"maybe,omitempty"`
 }
 
 // Local is an asset a page references on its own origin.
@@ -46,7 +51,7 @@ func Map(pages []*Page, cdn []string) Mapped {
 	}
 	// The longest base path first, so that the most specific base wins.
 	sort.SliceStable(bases, func(i, j int) bool { return len(bases[i].path) > len(bases[j].path) })
-	ids, foreign, local := map[string]bool{}, map[string]bool{}, map[Local]bool{}
+	ids, foreign, local, maybe := map[string]bool{}, map[string]bool{}, map[Local]bool{}, map[string]bool{}
 	for _, p := range pages {
 		pu, _ := url.Parse(p.URL)
 		for _, r := range p.References {
@@ -58,7 +63,9 @@ func Map(pages []*Page, cdn []string) Mapped {
 			}
 			u, err := url.Parse(r.URL)
 			if err != nil {
-				foreign[r.URL] = true
+				if !r.Optional {
+					foreign[r.URL] = true
+				}
 				continue
 			}
 			scheme := strings.ToLower(u.Scheme)
@@ -83,6 +90,10 @@ func Map(pages []*Page, cdn []string) Mapped {
 				}
 			}
 			switch {
+			case r.Optional:
+				if ok && id != "" {
+					maybe[id] = true
+				}
 			case !ok:
 				u.RawQuery, u.Fragment = "", ""
 				foreign[u.String()] = true
@@ -108,7 +119,14 @@ func Map(pages []*Page, cdn []string) Mapped {
 	if len(locals) == 0 {
 		locals = nil
 	}
-	return Mapped{IDs: sorted(ids), Foreign: sorted(foreign), Local: locals}
+	for id := range ids {
+		delete(maybe, id)
+	}
+	m := Mapped{IDs: sorted(ids), Foreign: sorted(foreign), Local: locals, Maybe: sorted(maybe)}
+	if len(m.Maybe) == 0 {
+		m.Maybe = nil
+	}
+	return m
 }
 
 // hostPort is the lower-case host with the scheme's default port made

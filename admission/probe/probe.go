@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/lockstep-dev/lockstep/internal/cssurl"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
 	"github.com/lockstep-dev/lockstep/verdict"
@@ -43,6 +44,11 @@ type Reference struct {
 	// of a JSON list it is empty and ID is set.
 	URL string `json:"url,omitempty"`
 	ID  string `json:"id,omitempty"`
+	// Optional marks a reference that a browser loads only under
+	// conditions the page alone does not settle (a custom element's
+	// URL-valued attribute, a preload of data): the gate holds it to the
+	// manifest only when it names a file of the release.
+	Optional bool `json:"optional,omitempty"`
 }
 
 // Options configure Fetch.
@@ -205,11 +211,17 @@ func stylesheets(ctx context.Context, p *Page, page *url.URL, opt Options) error
 		if err := readableCSS(final, ct, body); err != nil {
 			return err
 		}
-		x := &extractor{base: final, seen: map[string]bool{}}
+		x := &extractor{base: final, seen: map[string]int{}}
 		for _, q := range p.References {
-			x.seen[q.URL] = true
+			x.seen[q.URL] = -1
 		}
-		x.addCSS("stylesheet "+final.String(), string(body))
+		for _, r := range cssurl.Refs(string(body)) {
+			where := "stylesheet " + final.String()
+			if r.Import {
+				where = WhereImport
+			}
+			x.add(where, r.URL, false)
+		}
 		p.References = append(p.References, x.refs...)
 	}
 	return nil

@@ -128,6 +128,9 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 	if c.Int("max-closure") <= 0 {
 		return admission.Config{}, usage(errors.New("--max-closure must be positive"))
 	}
+	if c.Int("max-references") <= 0 {
+		return admission.Config{}, usage(errors.New("--max-references must be positive"))
+	}
 	if p := c.String("platform"); p != "" {
 		if parts := strings.Split(p, "/"); len(parts) < 2 || len(parts) > 3 || slices.Contains(parts, "") {
 			return admission.Config{}, usage(fmt.Errorf("--platform %q: want os/arch[/variant], e.g. linux/amd64", p))
@@ -176,7 +179,7 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		Provenance: prov,
 		TLSWarning: c.Duration("tls-warn"),
 		Image:      c.String("image"), Running: rs, Platform: c.String("platform"),
-		Probes: c.StringSlice("probe"), Sample: c.Int("sample"), AllAssets: c.Bool("all-assets"), MaxClosure: c.Int("max-closure"),
+		Probes: c.StringSlice("probe"), Sample: c.Int("sample"), AllAssets: c.Bool("all-assets"), MaxClosure: c.Int("max-closure"), MaxReferences: c.Int("max-references"),
 		AllowHosts: c.StringSlice("allow-host"), AssetFreePages: c.Bool("asset-free-page"),
 		Client: client, Timeout: c.Duration("timeout"), Logger: logger(c),
 	}, nil

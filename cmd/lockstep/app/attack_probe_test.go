@@ -110,6 +110,20 @@ func newProbeAttackEnv(t *testing.T) probeAttackEnv {
 // exit code, the refusing finding kinds, and the state directory.
 func (e probeAttackEnv) admitPage(t *testing.T, probe string, extra ...string) (int, []string, string, string) {
 	t.Helper()
+	code, d, state, stderr := e.admitDecision(t, probe, extra...)
+	var kinds []string
+	for _, f := range d.Findings {
+		if f.Severity == admission.Refuse {
+			kinds = append(kinds, string(f.Kind))
+		}
+	}
+	return code, kinds, state, stderr
+}
+
+// admitDecision runs admit against probe (and extra flags) and returns the
+// exit code, the decision it reported, the state directory and stderr.
+func (e probeAttackEnv) admitDecision(t *testing.T, probe string, extra ...string) (int, admission.Decision, string, string) {
+	t.Helper()
 	dir := t.TempDir()
 	state, report := filepath.Join(dir, "state"), filepath.Join(dir, "report.json")
 	args := append([]string{"admit", "--manifest", e.manifest, "--release", "store-web", "--state-dir", state, "--insecure-allow-unsigned",
@@ -124,13 +138,7 @@ func (e probeAttackEnv) admitPage(t *testing.T, probe string, extra ...string) (
 	if err != nil {
 		t.Fatalf("admit %q: no report (%v); exit %d, stderr:\n%s", probe, err, code, stderr)
 	}
-	var kinds []string
-	for _, f := range d.Findings {
-		if f.Severity == admission.Refuse {
-			kinds = append(kinds, string(f.Kind))
-		}
-	}
-	return code, kinds, state, stderr
+	return code, d, state, stderr
 }
 
 // stateWritten reports whether admit recorded a generation in dir.

@@ -75,6 +75,7 @@ func checkFlags() []cli.Flag {
 		&cli.IntFlag{Name: "sample", Usage: "check this many more manifest assets on the CDN, drawn at random"},
 		&cli.BoolFlag{Name: "all-assets", Usage: "check every manifest asset on the CDN"},
 		&cli.IntFlag{Name: "max-closure", Value: admission.DefaultMaxClosure, Usage: "the most assets the served ones may load by the manifest's asset graph (their closure, checked on the CDN); a larger closure refuses as could-not-verify (--all-assets checks everything, unbounded)", EnvVars: []string{"LOCKSTEP_MAX_CLOSURE"}},
+		&cli.IntFlag{Name: "max-references", Value: admission.DefaultMaxReferences, Usage: "the most assets the probed pages may reference (each checked on the CDN; --max-closure counts only what their closure adds); more refuses as could-not-verify before any is checked (--all-assets checks everything, unbounded)", EnvVars: []string{"LOCKSTEP_MAX_REFERENCES"}},
 		&cli.StringSliceFlag{Name: "allow-host", Usage: "a third-party `HOST` (host, host:port or *.domain) pages may reference, unchecked (repeatable); any other host that is neither a CDN base nor the instance refuses", EnvVars: []string{"LOCKSTEP_ALLOW_HOST"}},
 		&cli.BoolFlag{Name: "asset-free-page", Usage: "the probed pages reference no asset, and that is expected: accept such a page (without it a page that references no asset proves nothing and refuses)", EnvVars: []string{"LOCKSTEP_ASSET_FREE_PAGE"}},
 		allowLinkLocalFlag(),

@@ -68,6 +68,7 @@ func recordFlags() []cli.Flag {
 		&cli.StringFlag{Name: "unlisted", Value: string(assets.UnlistedRecord), Usage: "with --asset-list, the files under --assets it does not name (Vite's public/ copies), which the CDN serves too: record (hash them, named on stderr) or refuse (exit 2, naming them)"},
 		&cli.StringSliceFlag{Name: "exclude", Usage: "leave out the files or directories, walked or named by --asset-list, whose path or name matches `PATTERN` (path.Match; repeatable; each is logged)"},
 		&cli.BoolFlag{Name: "asset-graph", Value: true, Usage: "record what each asset loads (its imports, lazy chunks, CSS, fonts, images, workers), the graph admit's closure check walks; --asset-graph=false writes the manifest as lockstep.dev/v1, for gates older than v2"},
+		&cli.StringFlag{Name: "graph-report", Usage: "write what the asset graph found to `FILE` as JSON: the pages a gate's closure starts from (roots), the files no page reaches (unreached), the files whose loads it cannot read (unread, with why)"},
 		&cli.StringFlag{Name: "public-path", Usage: "a `PREFIX` that --asset-list entries carry and paths under --assets do not (webpack's publicPath)"},
 		&cli.StringSliceFlag{Name: "cdn", Usage: "a CDN base `URL` the assets are served under (repeatable)"},
 		&cli.StringFlag{Name: "origin", Usage: "the CDN's origin base `URL`"},
@@ -130,7 +131,7 @@ func recordAction(c *cli.Context) error {
 // recordOutput turns the flags on what to do with the manifest (check the
 // CDN, sign, write) into the library's Output.
 func recordOutput(c *cli.Context) (record.Output, error) {
-	out := record.Output{Path: c.String("output"), Bundle: c.String("bundle")}
+	out := record.Output{Path: c.String("output"), Bundle: c.String("bundle"), GraphReport: c.String("graph-report")}
 	if c.Bool("check-cdn") {
 		log := logger(c)
 		out.CheckCDN = &cdn.Options{

@@ -7,10 +7,21 @@
 // [Build] takes the edges from the bundlers' own lists where they say them
 // (a Vite manifest's imports, dynamicImports, css and assets:
 // [assets.List.Loads]) and reads the files where they do not:
-//   - HTML with golang.org/x/net/html's tokenizer: script src and data-src
-//     (Vite's legacy entry), the stylesheets, preloads, modulepreloads,
-//     icons and manifest of link, images and media, CSS in <style> and
-//     style attributes, inline scripts, import maps;
+//   - HTML by internal/htmlrefs, the one table of what makes a browser load
+//     a subresource, which the boot gate's probe reads too (so the two
+//     cannot disagree: admission/probe's TestProbeAndGraphAgree and
+//     FuzzAgree): scripts, links, images and srcset as HTML splits it,
+//     media, objects, inline SVG, CSS in <style> and style attributes,
+//     import maps, noscript and srcdoc, custom elements' URL attributes,
+//     with <base href> applied; and the inline scripts, as JavaScript;
+//   - SVG files with an XML parser, by the same table (image, use,
+//     script, feImage, styles);
+//   - web app manifests (.webmanifest, or JSON with a manifest's members):
+//     the icons of icons, screenshots, shortcuts and file handlers
+//     (start_url is a navigation: its page is a root of its own);
+//     Angular's ngsw.json: asset groups' urls, hashTable keys, index; any
+//     other JSON by every string and key; XML (browserconfig.xml) by every
+//     attribute and text; .txt (RSC payloads) by every token;
 //   - CSS with a CSS Syntax tokenizer (internal/cssurl, the probe's):
 //     url(), src(), @import, image-set();
 //   - JavaScript with github.com/tdewolff/parse/v2/js's parser: module
@@ -31,6 +42,15 @@
 // it knows) is read with the lexer and named in [Result.Unparsed].
 // esbuild's parser, the reference, is internal to its module and cannot be
 // imported.
+//
+// Leaf types load nothing and are not read: images, fonts, audio and
+// video, text tracks, .wasm, .map, .pdf, precompressed copies (see
+// leafTypes). Any other file whose loads the graph cannot know (a type it
+// does not read, a file that is not text or not well-formed, one over
+// MaxRead) is in [Result].Unread with its reason, never taken as loading
+// nothing. [Result].Roots are the files a gate's closure starts from
+// (every page and RSC payload: manifest.Assets.Roots), and
+// [Result].Unreached the files no root reaches; record reports both.
 //
 // A reference is resolved against the referring file, then against the
 // public path and the CDN bases (as the browser would fetch it); one that

@@ -59,10 +59,10 @@ type Collector struct {
 	refs map[string]readResult
 }
 
-// Inspect is an assets.Options.Inspect: it wants the HTML, CSS and
-// JavaScript files up to MaxRead.
+// Inspect is an assets.Options.Inspect: it wants the files the graph
+// reads (HTML, CSS, JavaScript, SVG, JSON, XML, text) up to MaxRead.
 func (c *Collector) Inspect(p string, size int64) func(data []byte) {
-	if kind(p) == "" || size > MaxRead {
+	if !readable(kind(p)) || size > MaxRead {
 		return nil
 	}
 	return func(data []byte) {
@@ -92,10 +92,31 @@ type Result struct {
 	// Read is the number of files read for references (HTML, CSS,
 	// JavaScript); Edges the number of loads set in all, FromLists those
 	// that an asset list gave.
-	Read, Edges, FromLists int
+	Read      int `json:"read"`
+	Edges     int `json:"edges"`
+	FromLists int `json:"fromLists"`
 	// Unparsed lists the JavaScript files the parser refused, read with
 	// the lexer alone, sorted.
-	Unparsed []string
+	Unparsed []string `json:"unparsed,omitempty"`
+	// Unread lists, by path, the files whose loads the graph does not
+	// know, or not all of: a type it cannot read that is not a leaf type
+	// (see kind), a file that is not text though named as text, a file
+	// that is not well-formed (what was read before the error is kept), a
+	// file over MaxRead. Never silently taken as loading nothing: record
+	// reports them, and only a check of every asset covers them.
+	Unread []Unread `json:"unread,omitempty"`
+	// Roots are the files the closure of a release starts from
+	// (manifest.Assets.Roots: every page); Unreached lists, sorted, the
+	// files that no root reaches through the graph: a gate that probes no
+	// page naming them never checks them.
+	Roots     []string `json:"roots"`
+	Unreached []string `json:"unreached,omitempty"`
+}
+
+// Unread is a file whose loads the graph does not know, and why.
+type Unread struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 // Build sets the Loads of every file of files (sorted by path, as Hash
@@ -176,7 +197,15 @@ func Build(ctx context.Context, files []manifest.File, opts Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
+	for _, f := range files {
+		if kind(f.Path) == kindUnknown {
+			res.Unread = append(res.Unread, Unread{Path: f.Path, Reason: unknownReason(f.Path)})
+		}
+	}
 	for _, rd := range read {
+		if rd.unread != "" {
+			res.Unread = append(res.Unread, Unread{Path: files[rd.i].Path, Reason: rd.unread})
+		}
 		res.Read++
 		if !rd.parsed {
 			res.Unparsed = append(res.Unparsed, files[rd.i].Path)
@@ -201,24 +230,29 @@ func Build(ctx context.Context, files []manifest.File, opts Options) (*Result, e
 		res.Edges += len(files[i].Loads)
 	}
 	slices.Sort(res.Unparsed)
+	slices.SortFunc(res.Unread, func(a, b Unread) int { return strings.Compare(a.Path, b.Path) })
+	reach := &manifest.Assets{Files: files}
+	res.Roots = reach.Roots()
+	reached := map[string]bool{}
+	for _, p := range reach.Closure(res.Roots) {
+		reached[p] = true
+	}
+	for _, f := range files {
+		if !reached[f.Path] {
+			res.Unreached = append(res.Unreached, f.Path)
+		}
+	}
+	for _, u := range res.Unread {
+		log.Warn("the asset graph cannot tell what this file loads", "path", u.Path, "reason", u.Reason)
+	}
+	if len(res.Unreached) > 0 {
+		log.Warn("files that no page of the release reaches by the asset graph: a gate checks them only when a probed page names them, or with every asset", "count", len(res.Unreached), "paths", strings.Join(res.Unreached, " "))
+	}
 	if len(res.Unparsed) > 0 {
 		log.Info("read with the JavaScript lexer alone (the parser refused them)", "count", len(res.Unparsed), "paths", strings.Join(res.Unparsed, " "))
 	}
-	log.Info("asset graph", "read", res.Read, "edges", res.Edges, "fromLists", res.FromLists)
+	log.Info("asset graph", "read", res.Read, "edges", res.Edges, "fromLists", res.FromLists, "roots", len(res.Roots), "unreached", len(res.Unreached), "unread", len(res.Unread))
 	return res, nil
-}
-
-// kind is how a file is read for references, by its extension.
-func kind(p string) string {
-	switch strings.ToLower(path.Ext(p)) {
-	case ".html", ".htm":
-		return "html"
-	case ".css":
-		return "css"
-	case ".js", ".mjs", ".cjs":
-		return "js"
-	}
-	return ""
 }
 
 type readResult struct {
@@ -226,6 +260,9 @@ type readResult struct {
 	refs   []string
 	js     bool
 	parsed bool
+	// unread says why the file's loads are not known, or not all of them
+	// (not text, not well-formed): it is reported (Result.Unread).
+	unread string
 	err    error
 }
 
@@ -234,7 +271,7 @@ type readResult struct {
 func readAll(ctx context.Context, files []manifest.File, opts Options) ([]readResult, error) {
 	var todo []int
 	for i, f := range files {
-		if kind(f.Path) != "" {
+		if readable(kind(f.Path)) {
 			todo = append(todo, i)
 		}
 	}
@@ -291,6 +328,7 @@ feed:
 func readOne(dir string, i int, f manifest.File) readResult {
 	rr := readResult{i: i, parsed: true}
 	if f.Size > MaxRead {
+		rr.unread = fmt.Sprintf("larger than the %d bytes the graph reads", MaxRead)
 		return rr
 	}
 	fh, err := os.Open(filepath.Join(dir, filepath.FromSlash(f.Path)))
@@ -313,20 +351,36 @@ func readOne(dir string, i int, f manifest.File) readResult {
 	return refs
 }
 
-// refsOf returns the references in a file's bytes, by its kind.
+// refsOf returns the references in a file's bytes, by its kind. A file
+// whose loads cannot all be known (not text, not well-formed) says why in
+// unread.
 func refsOf(p string, data []byte) readResult {
 	rr := readResult{parsed: true}
+	k := kind(p)
 	if !looksLikeText(data) {
-		return rr // a browser reads no references from a binary file
+		rr.unread = "not text, though named as a " + k + " file"
+		return rr
 	}
-	switch kind(p) {
-	case "html":
-		rr.refs = htmlRefs(data)
-	case "css":
+	var err error
+	switch k {
+	case kindHTML:
+		rr.refs = htmlRefs(p, data)
+	case kindCSS:
 		rr.refs = cssRefs(data)
-	case "js":
+	case kindJS:
 		rr.js = true
 		rr.refs, rr.parsed = jsStrings(data)
+	case kindSVG:
+		rr.refs, err = svgRefs(p, data)
+	case kindJSON, kindWebMan:
+		rr.refs, err = jsonRefs(k, data)
+	case kindXML:
+		rr.refs, err = xmlRefs(data)
+	case kindText:
+		rr.refs = textRefs(data)
+	}
+	if err != nil {
+		rr.unread = fmt.Sprintf("not a well-formed %s file: %v", k, err)
 	}
 	return rr
 }
@@ -348,4 +402,13 @@ func looksLikeText(data []byte) bool {
 		head = head[n:]
 	}
 	return true
+}
+
+// unknownReason says why a file of a type the graph does not read is
+// reported.
+func unknownReason(p string) string {
+	if ext := path.Ext(p); ext != "" {
+		return "a type the asset graph does not read (" + ext + ") and not a leaf type"
+	}
+	return "no extension: a type the asset graph does not read"
 }

@@ -215,7 +215,7 @@ func TestCollected(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range h.Files {
-		if kind(f.Path) != "" {
+		if readable(kind(f.Path)) {
 			if err := os.Remove(filepath.Join(dir, filepath.FromSlash(f.Path))); err != nil {
 				t.Fatal(err)
 			}
@@ -231,10 +231,10 @@ func TestCollected(t *testing.T) {
 }
 
 // TestBinaryIsNotRead: a file named .js that holds binary data has no
-// references (and costs no parse).
+// references (and costs no parse), and is reported as unread.
 func TestBinaryIsNotRead(t *testing.T) {
-	if r := refsOf("a.js", []byte("\x00\x01import(\"./b.js\")")); len(r.refs) != 0 {
-		t.Errorf("refs of binary = %q, want none", r.refs)
+	if r := refsOf("a.js", []byte("\x00\x01import(\"./b.js\")")); len(r.refs) != 0 || r.unread == "" {
+		t.Errorf("refs of binary = %q (unread %q), want none, and a reason", r.refs, r.unread)
 	}
 	if r := refsOf("a.js", []byte("\xff\xfeimport(\"./b.js\")")); len(r.refs) != 0 {
 		t.Errorf("refs of invalid UTF-8 = %q, want none", r.refs)

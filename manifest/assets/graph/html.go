@@ -2,131 +2,63 @@ package graph
 
 import (
 	"bytes"
-	"encoding/json"
-	"strings"
+	"net/url"
 
-	"golang.org/x/net/html"
+	"github.com/lockstep-dev/lockstep/internal/htmlrefs"
 )
 
-// linkRels are the link relations whose href a browser loads.
-var linkRels = map[string]bool{
-	"stylesheet": true, "preload": true, "modulepreload": true, "prefetch": true, "icon": true,
-	"shortcut": true, "apple-touch-icon": true, "apple-touch-icon-precomposed": true,
-	"mask-icon": true, "manifest": true,
+// htmlRefs returns what the HTML document at p makes a browser load, by
+// the table the boot gate's probe reads too (internal/htmlrefs): every
+// element and attribute a browser fetches from, CSS in <style> and style
+// attributes, import maps, a custom element's URL-valued attributes
+// (kept when they name a file, as every reference here), and the code of
+// inline scripts, read as JavaScript. A <base href> applies to every
+// relative reference: it is resolved against the page's path, and each
+// reference against it.
+func htmlRefs(p string, src []byte) []string {
+	d, err := htmlrefs.Parse(bytes.NewReader(src))
+	if err != nil {
+		return nil // x/net/html returns no error for a document read from memory
+	}
+	return docRefs(p, d)
 }
 
-// htmlRefs returns what an HTML document makes a browser load: script src
-// and data-src (the legacy plugins' <script nomodule data-src>), link href
-// and imagesrcset for the relations in linkRels, img, source, video,
-// audio, track, embed and iframe src and srcset, video poster, object
-// data, CSS in <style> and style attributes (url(), @import), the code of
-// inline scripts (read as JavaScript: their imports and URLs) and the
-// addresses of an import map. The document is tokenized as a browser does
-// (golang.org/x/net/html), so a reference in a comment or in the text of
-// another element is not one.
-func htmlRefs(src []byte) []string {
-	z := html.NewTokenizer(bytes.NewReader(src))
-	var out []string
-	add := func(s string) {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
+// docRefs are the references of a document read by the table, with its
+// base applied, and its inline scripts' strings.
+func docRefs(p string, d *htmlrefs.Doc) []string {
+	var base *url.URL
+	if d.HasBase {
+		page := &url.URL{Path: "/" + p}
+		if u, err := page.Parse(d.Base); err == nil {
+			base = u
 		}
 	}
-	var inScript, inStyle, importMap bool
-	for {
-		tt := z.Next()
-		switch tt {
-		case html.ErrorToken:
-			return out
-		case html.TextToken:
-			// A copy: the JavaScript parser's input writes a NUL after
-			// the bytes it is given, which would land in the tokenizer's
-			// buffer.
-			text := bytes.Clone(z.Text())
-			switch {
-			case inScript && importMap:
-				out = append(out, importMapURLs(text)...)
-			case inScript:
-				js, _ := jsStrings(text)
-				out = append(out, js...)
-			case inStyle:
-				for _, u := range cssRefs(text) {
-					add(u)
-				}
-			}
-		case html.EndTagToken:
-			inScript, inStyle = false, false
-		case html.StartTagToken, html.SelfClosingTagToken:
-			name, hasAttr := z.TagName()
-			attrs := map[string]string{}
-			for hasAttr {
-				var k, v []byte
-				k, v, hasAttr = z.TagAttr()
-				if _, dup := attrs[string(k)]; !dup {
-					attrs[string(k)] = string(v) // the first one wins, as in a browser
-				}
-			}
-			tag := string(name)
-			for _, u := range cssRefs([]byte(attrs["style"])) {
-				add(u)
-			}
-			switch tag {
-			case "script":
-				add(attrs["src"])
-				add(attrs["data-src"])
-				_, hasSrc := attrs["src"]
-				inScript = !hasSrc && tt == html.StartTagToken
-				importMap = strings.EqualFold(strings.TrimSpace(attrs["type"]), "importmap")
-			case "style":
-				inStyle = tt == html.StartTagToken
-			case "link":
-				for _, rel := range strings.Fields(strings.ToLower(attrs["rel"])) {
-					if linkRels[rel] {
-						add(attrs["href"])
-						out = append(out, srcset(attrs["imagesrcset"])...)
-						break
-					}
-				}
-			case "img", "source", "video", "audio", "track", "embed", "iframe", "input":
-				add(attrs["src"])
-				add(attrs["poster"])
-				out = append(out, srcset(attrs["srcset"])...)
-			case "object":
-				add(attrs["data"])
-			}
-		}
+	out := make([]string, 0, len(d.Refs))
+	for _, r := range d.Refs {
+		out = append(out, withBase(base, htmlrefs.BrowserURL("https", r.URL)))
 	}
-}
-
-// srcset returns the URLs of a srcset attribute ("a.png 1x, b.png 2x").
-func srcset(v string) []string {
-	var out []string
-	for _, c := range strings.Split(v, ",") {
-		if f := strings.Fields(c); len(f) > 0 {
-			out = append(out, f[0])
-		}
+	for _, s := range d.Scripts {
+		// A copy: the JavaScript parser's input writes a NUL after the
+		// bytes it is given.
+		js, _ := jsStrings([]byte(s))
+		out = append(out, js...)
 	}
 	return out
 }
 
-// importMapURLs returns the addresses of an import map's imports and
-// scopes.
-func importMapURLs(text []byte) []string {
-	var m struct {
-		Imports map[string]string            `json:"imports"`
-		Scopes  map[string]map[string]string `json:"scopes"`
+// withBase resolves ref against a document's base (nil: none): an
+// absolute URL, or an absolute path the resolver places under the public
+// path and the CDN bases.
+func withBase(base *url.URL, ref string) string {
+	if base == nil {
+		return ref
 	}
-	if json.Unmarshal(text, &m) != nil {
-		return nil
+	u, err := base.Parse(ref)
+	if err != nil {
+		return ref
 	}
-	var out []string
-	for _, u := range m.Imports {
-		out = append(out, u)
+	if u.Scheme != "" || u.Host != "" {
+		return u.String()
 	}
-	for _, s := range m.Scopes {
-		for _, u := range s {
-			out = append(out, u)
-		}
-	}
-	return out
+	return u.EscapedPath()
 }

@@ -177,6 +177,11 @@ func Build(ctx context.Context, files []manifest.File, opts Options) (*Result, e
 		return nil, err
 	}
 	for _, rd := range read {
+		for _, b := range rd.bases {
+			r.addRuntimeBase(b)
+		}
+	}
+	for _, rd := range read {
 		res.Read++
 		if !rd.parsed {
 			res.Unparsed = append(res.Unparsed, files[rd.i].Path)
@@ -222,8 +227,11 @@ func kind(p string) string {
 }
 
 type readResult struct {
-	i      int
-	refs   []string
+	i    int
+	refs []string
+	// bases are the public paths a bundle runtime in the file joins its
+	// chunk names to (jsRefs.bases).
+	bases  []string
 	js     bool
 	parsed bool
 	err    error
@@ -326,7 +334,9 @@ func refsOf(p string, data []byte) readResult {
 		rr.refs = cssRefs(data)
 	case "js":
 		rr.js = true
-		rr.refs, rr.parsed = jsStrings(data)
+		var r jsRefs
+		r, rr.parsed = jsRead(data)
+		rr.refs, rr.bases = r.strings, r.bases
 	}
 	return rr
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -61,6 +62,16 @@ type Options struct {
 	// the graph is recorded, and a manifest whose assets load one another
 	// is lockstep.dev/v2.
 	NoGraph bool
+	// InstancePaths and CDNPaths say which files the instance serves
+	// itself rather than the CDN (manifest.File.Served, a lockstep.dev/v3
+	// field): a file whose path, a folder of it, or name matches an
+	// InstancePaths pattern (path.Match), and, when CDNPaths is set, every
+	// file under none of its folders (Next.js with assetPrefix: the CDN
+	// serves _next/ only). A bad pattern, or a pattern or folder that
+	// names no recorded file, is a *manifest.ValidationError (a typo would
+	// otherwise send the gate to the wrong place for nothing it names).
+	InstancePaths []string
+	CDNPaths      []string
 	// CDN holds the base URLs the assets are served under (required with
 	// assets); Origin is the CDN's origin, optional.
 	CDN    []string
@@ -196,6 +207,13 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 	if hashed != nil {
 		m.Assets.Files = hashed.Files
 		log.Info("hashed assets", "files", len(hashed.Files), "bytes", hashed.Bytes)
+		n, err := markServed(m.Assets.Files, opts.InstancePaths, opts.CDNPaths)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			log.Info("served by the instance, not the CDN", "files", n)
+		}
 	}
 	var provenance []manifest.EmbeddedAttestation
 	if opts.Provenance != nil && len(images) > 0 {
@@ -285,6 +303,19 @@ func check(opts Options) error {
 		}
 		seen[im.Name] = true
 	}
+	if opts.Assets.Dir == "" && len(opts.InstancePaths)+len(opts.CDNPaths) > 0 {
+		return &manifest.ValidationError{Field: "assets.files.served", Reason: "where files are served needs an asset directory"}
+	}
+	for _, pat := range opts.InstancePaths {
+		if _, err := path.Match(pat, ""); err != nil {
+			return &manifest.ValidationError{Field: "assets.files.served", Reason: fmt.Sprintf("instance path pattern %q: %v", pat, err)}
+		}
+	}
+	for _, d := range opts.CDNPaths {
+		if d = strings.Trim(d, "/"); d == "" || manifest.ValidatePath(d) != nil {
+			return &manifest.ValidationError{Field: "assets.files.served", Reason: fmt.Sprintf("CDN path %q is not a folder of the asset directory", d)}
+		}
+	}
 	if opts.Assets.Dir != "" && len(opts.CDN) == 0 {
 		return &manifest.ValidationError{Field: "assets.cdn", Reason: "a CDN base URL is required with assets"}
 	}
@@ -304,6 +335,67 @@ func check(opts Options) error {
 		}
 	}
 	return nil
+}
+
+// markServed sets Served on the files the instance serves: those an
+// instance pattern matches (their path, a folder of it, or their name),
+// and with cdnDirs those under none of its folders. It returns how many,
+// and a *manifest.ValidationError for a pattern or folder that names no
+// file.
+func markServed(files []manifest.File, patterns, cdnDirs []string) (int, error) {
+	if len(patterns) == 0 && len(cdnDirs) == 0 {
+		return 0, nil
+	}
+	used := map[string]bool{}
+	matches := func(p string) bool {
+		hit := false
+		for _, pat := range patterns {
+			for q := p; q != "." && q != ""; q = path.Dir(q) {
+				if ok, _ := path.Match(pat, q); ok {
+					used["pattern "+pat], hit = true, true
+				}
+			}
+			if ok, _ := path.Match(pat, path.Base(p)); ok {
+				used["pattern "+pat], hit = true, true
+			}
+		}
+		return hit
+	}
+	underCDN := func(p string) bool {
+		if len(cdnDirs) == 0 {
+			return true
+		}
+		under := false
+		for _, d := range cdnDirs {
+			if strings.HasPrefix(p, strings.Trim(d, "/")+"/") {
+				used["folder "+d], under = true, true
+			}
+		}
+		return under
+	}
+	n := 0
+	for i := range files {
+		inst := matches(files[i].Path)
+		if !underCDN(files[i].Path) {
+			inst = true
+		}
+		files[i].Served = ""
+		if inst {
+			files[i].Served = manifest.ServedInstance
+			n++
+		}
+	}
+	for _, pat := range patterns {
+		if !used["pattern "+pat] {
+			return 0, &manifest.ValidationError{Field: "assets.files.served", Reason: fmt.Sprintf("the instance path pattern %q matches no recorded file", pat)}
+		}
+	}
+	for _, d := range cdnDirs {
+		if !used["folder "+d] {
+			return 0, &manifest.ValidationError{Field: "assets.files.served", Reason: fmt.Sprintf("the CDN path %q holds no recorded file", d)}
+		}
+	}
+	return n, nil
 }
 
 // refuseMoved returns a *registry.MovedTagError for the tags of images

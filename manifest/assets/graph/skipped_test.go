@@ -3,8 +3,10 @@ package graph
 import (
 	"context"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -173,6 +175,66 @@ func TestStringsTheReaderSkipped(t *testing.T) {
 			}
 			if !slices.Equal(f.Loads, tc.want) {
 				t.Errorf("%s loads %q, want %q", tc.from, f.Loads, tc.want)
+			}
+		})
+	}
+}
+
+// TestFrameworkFixturesReached: on the real Next.js (Turbopack, assetPrefix
+// on a CDN) and Angular builds, the strings of class 4 put in the graph
+// what the pages load: every file of Next.js's _next/ folder that some file
+// of the release names is reached from the HTML pages (the pages router's
+// chunks only through _buildManifest.js's "static/chunks/…", relative to
+// the runtime's /_next/), and Angular's lazy component reaches the font and
+// image its component styles name. A file that no file names (loaded by a
+// URL the runtime computes) is left out, and the test says which.
+func TestFrameworkFixturesReached(t *testing.T) {
+	for _, fx := range []struct {
+		name, cdn string
+		must      func(p string) bool
+	}{
+		{"nextjs", "https://cdn.example.test/next/", func(p string) bool { return strings.HasPrefix(p, "_next/") }},
+		{"angular", "https://cdn.example.test/ng/", func(p string) bool {
+			return strings.HasPrefix(p, "media/") || strings.HasSuffix(p, ".js") && !strings.Contains(p, "worker") || strings.HasSuffix(p, ".css")
+		}},
+	} {
+		t.Run(fx.name, func(t *testing.T) {
+			dir := fixtureDir(fx.name)
+			h, err := assets.Hash(context.Background(), assets.Options{Dir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Build(context.Background(), h.Files, Options{Dir: dir, CDN: []string{fx.cdn}}); err != nil {
+				t.Fatal(err)
+			}
+			var roots []string
+			bodies := map[string][]byte{}
+			for _, f := range h.Files {
+				if strings.HasSuffix(f.Path, ".html") {
+					roots = append(roots, f.Path)
+				}
+				b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				bodies[f.Path] = b
+			}
+			closure := (&manifest.Assets{Files: h.Files}).Closure(roots)
+			for _, f := range h.Files {
+				if !fx.must(f.Path) || slices.Contains(closure, f.Path) {
+					continue
+				}
+				named := ""
+				for p, b := range bodies {
+					if p != f.Path && strings.Contains(string(b), path.Base(f.Path)) {
+						named = p
+					}
+				}
+				if named != "" {
+					t.Errorf("%s is named in %s but not reached from the pages", f.Path, named)
+				} else {
+					t.Logf("%s is named by no file of the release: loaded, if at all, by a computed URL", f.Path)
+				}
 			}
 		})
 	}

@@ -187,6 +187,9 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 					Collected: refs,
 				})
 			}
+			if hashErr == nil {
+				hashErr = markServed(hashed.Files, opts.InstancePaths, opts.CDNPaths, ao.Logger)
+			}
 			if hashErr != nil {
 				cancel()
 			}
@@ -207,13 +210,6 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 	if hashed != nil {
 		m.Assets.Files = hashed.Files
 		log.Info("hashed assets", "files", len(hashed.Files), "bytes", hashed.Bytes)
-		n, err := markServed(m.Assets.Files, opts.InstancePaths, opts.CDNPaths)
-		if err != nil {
-			return nil, err
-		}
-		if n > 0 {
-			log.Info("served by the instance, not the CDN", "files", n)
-		}
 	}
 	var provenance []manifest.EmbeddedAttestation
 	if opts.Provenance != nil && len(images) > 0 {
@@ -339,12 +335,11 @@ func check(opts Options) error {
 
 // markServed sets Served on the files the instance serves: those an
 // instance pattern matches (their path, a folder of it, or their name),
-// and with cdnDirs those under none of its folders. It returns how many,
-// and a *manifest.ValidationError for a pattern or folder that names no
-// file.
-func markServed(files []manifest.File, patterns, cdnDirs []string) (int, error) {
+// and with cdnDirs those under none of its folders, and logs how many. A
+// pattern or folder that names no file is a *manifest.ValidationError.
+func markServed(files []manifest.File, patterns, cdnDirs []string, log *slog.Logger) error {
 	if len(patterns) == 0 && len(cdnDirs) == 0 {
-		return 0, nil
+		return nil
 	}
 	used := map[string]bool{}
 	matches := func(p string) bool {
@@ -387,15 +382,18 @@ func markServed(files []manifest.File, patterns, cdnDirs []string) (int, error) 
 	}
 	for _, pat := range patterns {
 		if !used["pattern "+pat] {
-			return 0, &manifest.ValidationError{Field: "assets.files.served", Reason: fmt.Sprintf("the instance path pattern %q matches no recorded file", pat)}
+			return &manifest.ValidationError{Field: "assets.files.served", Reason: fmt.Sprintf("the instance path pattern %q matches no recorded file", pat)}
 		}
 	}
 	for _, d := range cdnDirs {
 		if !used["folder "+d] {
-			return 0, &manifest.ValidationError{Field: "assets.files.served", Reason: fmt.Sprintf("the CDN path %q holds no recorded file", d)}
+			return &manifest.ValidationError{Field: "assets.files.served", Reason: fmt.Sprintf("the CDN path %q holds no recorded file", d)}
 		}
 	}
-	return n, nil
+	if log != nil {
+		log.Info("served by the instance, not the CDN", "files", n)
+	}
+	return nil
 }
 
 // refuseMoved returns a *registry.MovedTagError for the tags of images

@@ -240,13 +240,15 @@ func onInstance(m *manifest.Manifest, local []probe.Local, whole bool) map[strin
 }
 
 // splitServed splits paths into those the CDN serves and those the
-// instance serves (File.Served).
+// instance serves (File.Served); a file both serve is in both.
 func splitServed(m *manifest.Manifest, paths []string) (cdn, instance []string) {
 	for _, p := range paths {
-		if f, ok := m.Assets.File(p); ok && f.OnInstance() {
-			instance = append(instance, p)
-		} else {
+		f, ok := m.Assets.File(p)
+		if !ok || f.OnCDN() {
 			cdn = append(cdn, p)
+		}
+		if ok && f.OnInstance() {
+			instance = append(instance, p)
 		}
 	}
 	return cdn, instance
@@ -262,7 +264,7 @@ func referencedOnCDN(m *manifest.Manifest, served probe.Mapped) []string {
 	}
 	var out []string
 	for _, id := range served.IDs {
-		if f, ok := m.Assets.File(id); ok && f.OnInstance() && !local[id] {
+		if f, ok := m.Assets.File(id); ok && !f.OnCDN() && !local[id] {
 			out = append(out, id)
 		}
 	}

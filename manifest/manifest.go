@@ -206,20 +206,32 @@ type File struct {
 	// walks; empty when unknown.
 	Loads []string `json:"loads,omitempty"`
 	// Served (apiVersion v3) says where a browser fetches the file when
-	// it is not the CDN: ServedInstance for a file the instance serves
-	// itself at its own origin (Next.js's public/ files and RSC payloads
-	// when assetPrefix puts only /_next/ on the CDN, a service worker's
-	// ngsw.json), at the same Path under the instance's root. Empty, the
-	// default, is the CDN bases; there is no other value.
+	// it is not the CDN alone: ServedInstance for a file the instance
+	// serves itself at its own origin (Next.js's public/ files and RSC
+	// payloads when assetPrefix puts only /_next/ on the CDN, a service
+	// worker and its ngsw.json), at the same Path under the instance's
+	// root; ServedCDNAndInstance for a file fetched from both (Angular's
+	// app shell: the page loads it from the CDN, the service worker from
+	// its scope on the instance). Empty, the default, is the CDN bases;
+	// there is no other value.
 	Served string `json:"served,omitempty"`
 }
 
-// ServedInstance is File.Served for a file the instance serves, not the
-// CDN.
-const ServedInstance = "instance"
+// The values of File.Served.
+const (
+	// ServedInstance is a file the instance serves, not the CDN.
+	ServedInstance = "instance"
+	// ServedCDNAndInstance is a file both the CDN and the instance serve.
+	ServedCDNAndInstance = "cdn-and-instance"
+)
 
-// OnInstance reports whether the instance serves f, not the CDN.
-func (f File) OnInstance() bool { return f.Served == ServedInstance }
+// OnInstance reports whether the instance serves f (alone or as well as
+// the CDN).
+func (f File) OnInstance() bool { return f.Served == ServedInstance || f.Served == ServedCDNAndInstance }
+
+// OnCDN reports whether the CDN bases serve f (alone or as well as the
+// instance).
+func (f File) OnCDN() bool { return f.Served != ServedInstance }
 
 // Verification is signature material embedded in a manifest, so that a
 // booting instance verifies its images' signatures from the manifest alone,

@@ -122,11 +122,11 @@ func Validate(m *Manifest) error {
 			return invalid(f("sha256"), "%v", err)
 		}
 		switch file.Served {
-		case "", ServedInstance:
+		case "", ServedInstance, ServedCDNAndInstance:
 		case "cdn":
 			return invalid(f("served"), "\"cdn\" is the default: leave served out (a file without it is served by the CDN)")
 		default:
-			return invalid(f("served"), "%q is not where a file is served (want %q, or no served for the CDN)", file.Served, ServedInstance)
+			return invalid(f("served"), "%q is not where a file is served (want %q, %q, or no served for the CDN)", file.Served, ServedInstance, ServedCDNAndInstance)
 		}
 		if err := validateLoads(a.Files, i); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -72,6 +73,11 @@ type Options struct {
 	// otherwise send the gate to the wrong place for nothing it names).
 	InstancePaths []string
 	CDNPaths      []string
+	// CDNAndInstancePaths are the patterns of the files both serve
+	// (manifest.ServedCDNAndInstance: Angular's app shell, which the page
+	// loads from the CDN and the service worker from its scope): such a
+	// match wins over InstancePaths and CDNPaths.
+	CDNAndInstancePaths []string
 	// CDN holds the base URLs the assets are served under (required with
 	// assets); Origin is the CDN's origin, optional.
 	CDN    []string
@@ -188,7 +194,7 @@ func Manifest(ctx context.Context, opts Options) (*manifest.Manifest, error) {
 				})
 			}
 			if hashErr == nil {
-				hashErr = markServed(hashed.Files, opts.InstancePaths, opts.CDNPaths, ao.Logger)
+				hashErr = markServed(hashed.Files, servedRules{instance: opts.InstancePaths, both: opts.CDNAndInstancePaths, cdnDirs: opts.CDNPaths}, ao.Logger)
 			}
 			if hashErr != nil {
 				cancel()
@@ -299,10 +305,10 @@ func check(opts Options) error {
 		}
 		seen[im.Name] = true
 	}
-	if opts.Assets.Dir == "" && len(opts.InstancePaths)+len(opts.CDNPaths) > 0 {
+	if opts.Assets.Dir == "" && len(opts.InstancePaths)+len(opts.CDNPaths)+len(opts.CDNAndInstancePaths) > 0 {
 		return &manifest.ValidationError{Field: "assets.files.served", Reason: "where files are served needs an asset directory"}
 	}
-	for _, pat := range opts.InstancePaths {
+	for _, pat := range append(slices.Clone(opts.InstancePaths), opts.CDNAndInstancePaths...) {
 		if _, err := path.Match(pat, ""); err != nil {
 			return &manifest.ValidationError{Field: "assets.files.served", Reason: fmt.Sprintf("instance path pattern %q: %v", pat, err)}
 		}
@@ -333,16 +339,24 @@ func check(opts Options) error {
 	return nil
 }
 
-// markServed sets Served on the files the instance serves: those an
-// instance pattern matches (their path, a folder of it, or their name),
-// and with cdnDirs those under none of its folders, and logs how many. A
-// pattern or folder that names no file is a *manifest.ValidationError.
-func markServed(files []manifest.File, patterns, cdnDirs []string, log *slog.Logger) error {
-	if len(patterns) == 0 && len(cdnDirs) == 0 {
+// servedRules are Options' rules of where files are served.
+type servedRules struct {
+	instance, both, cdnDirs []string
+}
+
+// markServed sets Served on the files the instance serves: those a both
+// pattern matches (their path, a folder of it, or their name) on the CDN
+// and the instance; else those an instance pattern matches, and with
+// cdnDirs those under none of its folders, on the instance alone. It logs
+// how many. A pattern or folder that names no file is a
+// *manifest.ValidationError.
+func markServed(files []manifest.File, rules servedRules, log *slog.Logger) error {
+	if len(rules.instance)+len(rules.both)+len(rules.cdnDirs) == 0 {
 		return nil
 	}
+	cdnDirs := rules.cdnDirs
 	used := map[string]bool{}
-	matches := func(p string) bool {
+	matches := func(p string, patterns []string) bool {
 		hit := false
 		for _, pat := range patterns {
 			for q := p; q != "." && q != ""; q = path.Dir(q) {
@@ -370,17 +384,25 @@ func markServed(files []manifest.File, patterns, cdnDirs []string, log *slog.Log
 	}
 	n := 0
 	for i := range files {
-		inst := matches(files[i].Path)
-		if !underCDN(files[i].Path) {
+		p := files[i].Path
+		inst := matches(p, rules.instance)
+		if !underCDN(p) {
 			inst = true
 		}
-		files[i].Served = ""
-		if inst {
+		both := matches(p, rules.both)
+		switch {
+		case both:
+			files[i].Served = manifest.ServedCDNAndInstance
+		case inst:
 			files[i].Served = manifest.ServedInstance
+		default:
+			files[i].Served = ""
+		}
+		if both || inst {
 			n++
 		}
 	}
-	for _, pat := range patterns {
+	for _, pat := range append(slices.Clone(rules.instance), rules.both...) {
 		if !used["pattern "+pat] {
 			return &manifest.ValidationError{Field: "assets.files.served", Reason: fmt.Sprintf("the instance path pattern %q matches no recorded file", pat)}
 		}
@@ -391,7 +413,7 @@ func markServed(files []manifest.File, patterns, cdnDirs []string, log *slog.Log
 		}
 	}
 	if log != nil {
-		log.Info("served by the instance, not the CDN", "files", n)
+		log.Info("served by the instance (alone or with the CDN)", "files", n)
 	}
 	return nil
 }

@@ -28,10 +28,10 @@ func TestManifestServed(t *testing.T) {
 	}
 	base := Options{Release: "web", Generation: 1, CDN: []string{"https://cdn.example/"}, Getenv: env(nil), Assets: assets.Options{Dir: dir}}
 	for _, tc := range []struct {
-		name              string
-		instance, cdnDirs []string
-		want              string // the paths on the instance, space-separated
-		field             string // a refusal's field, else ""
+		name                    string
+		instance, cdnDirs, both []string
+		want                    string // the paths on the instance, space-separated (+ for both)
+		field                   string // a refusal's field, else ""
 	}{
 		{name: "none: every file on the CDN, v1 or v2", want: ""},
 		{name: "a name pattern and a path", instance: []string{"ngsw.json", "index.*"}, want: "index.html index.txt ngsw.json"},
@@ -39,6 +39,9 @@ func TestManifestServed(t *testing.T) {
 		{name: "the CDN serves only _next/", cdnDirs: []string{"/_next/"}, want: "assets/logo.svg favicon.ico index.html index.txt ngsw.json"},
 		{name: "an instance pattern wins inside a CDN folder", instance: []string{"app-*.js"}, cdnDirs: []string{"_next", "assets"},
 			want: "_next/static/app-1a2b3c4d5e6f.js favicon.ico index.html index.txt ngsw.json"},
+		{name: "the app shell on both, the service worker's manifest on the instance", both: []string{"index.html", "*.js"}, instance: []string{"ngsw.json", "index.html"},
+			want: "+_next/static/app-1a2b3c4d5e6f.js +index.html ngsw.json"},
+		{name: "a both pattern that matches nothing", both: []string{"main-*.js"}, field: "assets.files.served"},
 		{name: "a pattern that matches nothing (a typo)", instance: []string{"ngws.json"}, field: "assets.files.served"},
 		{name: "a folder that holds nothing", cdnDirs: []string{"static"}, field: "assets.files.served"},
 		{name: "a bad pattern", instance: []string{"[a"}, field: "assets.files.served"},
@@ -46,7 +49,7 @@ func TestManifestServed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := base
-			opts.InstancePaths, opts.CDNPaths = tc.instance, tc.cdnDirs
+			opts.InstancePaths, opts.CDNPaths, opts.CDNAndInstancePaths = tc.instance, tc.cdnDirs, tc.both
 			m, err := Manifest(context.Background(), opts)
 			if tc.field != "" {
 				var ve *manifest.ValidationError
@@ -60,8 +63,11 @@ func TestManifestServed(t *testing.T) {
 			}
 			var got []string
 			for _, f := range m.Assets.Files {
-				if f.OnInstance() {
+				switch f.Served {
+				case manifest.ServedInstance:
 					got = append(got, f.Path)
+				case manifest.ServedCDNAndInstance:
+					got = append(got, "+"+f.Path)
 				}
 			}
 			if strings.Join(got, " ") != tc.want {

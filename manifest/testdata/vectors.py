@@ -128,7 +128,7 @@ GRAPH = [
     {'path': 'index.html', 'size': 512, 'sha256': H('index'), 'loads': ['assets/app-1a2b.js', 'assets/app-9f8e.css']},
 ]
 SPLIT = [
-    {'path': '_next/static/chunks/app-1a2b.js', 'size': 1234, 'sha256': H('app'), 'loads': ['index.txt']},
+    {'path': '_next/static/chunks/app-1a2b.js', 'size': 1234, 'sha256': H('app'), 'loads': ['index.txt'], 'served': 'cdn-and-instance'},
     {'path': 'favicon.ico', 'size': 100, 'sha256': H('icon'), 'served': 'instance'},
     {'path': 'index.html', 'size': 512, 'sha256': H('index'), 'loads': ['_next/static/chunks/app-1a2b.js', 'favicon.ico'], 'served': 'instance'},
     {'path': 'index.txt', 'size': 80, 'sha256': H('rsc'), 'served': 'instance'},
@@ -200,7 +200,7 @@ valid = [
      compact(doc(apiVersion='lockstep.dev/v2', release=REL,
                  assets={'cdn': ['https://cdn.example/'], 'files': [dict(FILES[0], loads=[]), FILES[1]],
                          'fingerprint': fingerprint(FILES)}))),
-    ('v3: where files are served', 'The instance serves some files itself (served: instance); the others, with no served, the CDN; apiVersion v3.',
+    ('v3: where files are served', 'The instance serves some files itself (served: instance), one both (cdn-and-instance); the others, with no served, the CDN; apiVersion v3.',
      compact(doc(apiVersion='lockstep.dev/v3', release=REL, images=[WEB],
                  assets=dict(cdn=['https://cdn.example/'], fingerprint=fingerprint(SPLIT), files=SPLIT)))),
     ('v3 without served', 'A v3 manifest need not use a v3 field; an empty served is not written.',

@@ -276,7 +276,7 @@ func selectFiles(a manifest.Assets, opt Options) ([]manifest.File, error) {
 	if opt.Sample > 0 {
 		var rest []manifest.File
 		for _, f := range a.Files {
-			if !always[f.Path] && !f.OnInstance() {
+			if !always[f.Path] && f.OnCDN() {
 				rest = append(rest, f)
 			}
 		}
@@ -299,13 +299,13 @@ func selectFiles(a manifest.Assets, opt Options) ([]manifest.File, error) {
 // onCDN returns the files the CDN serves: files less those the instance
 // serves, files itself when there are none of those.
 func onCDN(files []manifest.File) []manifest.File {
-	i := slices.IndexFunc(files, manifest.File.OnInstance)
+	i := slices.IndexFunc(files, func(f manifest.File) bool { return !f.OnCDN() })
 	if i < 0 {
 		return files
 	}
 	out := slices.Clone(files[:i])
 	for _, f := range files[i:] {
-		if !f.OnInstance() {
+		if f.OnCDN() {
 			out = append(out, f)
 		}
 	}

@@ -22,10 +22,11 @@ import (
 type servedEnv struct {
 	cdn, cdnDir, inst, instDir string
 	// manifest is the split (v3) manifest; cdnOnly the same release
-	// recorded without --cdn-path (every file said to be on the CDN).
-	manifest, cdnOnly string
-	files             map[string]string // path → body, as built
-	config            manifest.Digest
+	// recorded without --cdn-path (every file said to be on the CDN); both
+	// the split with the app chunk said to be on the CDN and the instance.
+	manifest, cdnOnly, both string
+	files                   map[string]string // path → body, as built
+	config                  manifest.Digest
 }
 
 const (
@@ -85,6 +86,7 @@ func newServedEnv(t *testing.T) servedEnv {
 	}
 	e.manifest = record("split.json", "--cdn-path", "_next")
 	e.cdnOnly = record("cdn-only.json")
+	e.both = record("both.json", "--cdn-path", "_next", "--cdn-and-instance-path", "app-*.js")
 	return e
 }
 
@@ -210,6 +212,15 @@ func TestAttackServed(t *testing.T) {
 			args:    []string{"--all-assets"}, code: 1, kind: admission.KindAssetMissingOnInstance, subject: "robots.txt", where: "instance"},
 		{name: "--instance-base pointing at the CDN finds no instance file there",
 			args: []string{"--instance-base", "CDN"}, code: 1, kind: admission.KindAssetMissingOnInstance, subject: "index.txt", where: "instance"},
+		{name: "a file both serve, on both, is admitted", manifest: e.both,
+			changes: func() []change { return []change{{e.instDir, servedJS, str(e.files[servedJS])}} }, code: 0},
+		{name: "a file both serve, missing on the instance", manifest: e.both,
+			code: 1, kind: admission.KindAssetMissingOnInstance, subject: servedJS, where: "instance"},
+		{name: "a file both serve, on the instance but missing on the CDN", manifest: e.both,
+			changes: func() []change {
+				return []change{{e.instDir, servedJS, str(e.files[servedJS])}, {e.cdnDir, servedJS, nil}}
+			},
+			code: 1, kind: admission.KindAssetMissingOnCDN, subject: servedJS, where: "CDN"},
 		{name: "--instance-base that is no base URL cannot check the instance files",
 			args: []string{"--instance-base", "ftp://x"}, code: 3, kind: admission.KindDependencyUnreachable, subject: "instance", where: "instance"},
 	}

@@ -67,10 +67,13 @@ type AssetStatus struct {
 	Err error
 }
 
-// cdn checks on the CDN the closure of the served assets (see closure),
-// or with the sample, or every asset; and on the instance the assets its
-// pages reference on its own origin, with their closure (a browser
-// fetches them there). Assets that failed on TLS make no finding of their
+// cdn checks the closure of the served assets (see closure), or with the
+// sample, or every asset, each where the manifest says it is served: on
+// the CDN, or on the instance (File.Served, at Config.Instance or the
+// first probe's origin); on the instance too the assets its pages
+// reference on its own origin, with their closure (a browser fetches them
+// there); and on the CDN too an instance-served asset a page references
+// under a CDN base. Assets that failed on TLS make no finding of their
 // own: it returns their hosts (with a reason), for certificates to report
 // once per endpoint.
 //
@@ -118,6 +121,24 @@ func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served probe.Ma
 		paths = append(append([]string(nil), closure...), rest[:min(cfg.Sample, len(rest))]...)
 		sort.Strings(paths)
 	}
+	// Each file where a browser fetches it: a file the instance serves
+	// (File.Served) on the instance, the rest on the CDN. One the pages
+	// reference under a CDN base is fetched there too.
+	cdnPaths, instPaths := splitServed(m, paths)
+	cdnPaths = append(cdnPaths, referencedOnCDN(m, served)...)
+	slices.Sort(cdnPaths)
+	cdnPaths = slices.Compact(cdnPaths)
+	local := onInstance(m, served.Local, whole)
+	if len(instPaths) > 0 {
+		base, err := c.instanceBase()
+		if err != nil {
+			c.add(Finding{Kind: KindDependencyUnreachable, Subject: "instance", Got: fmt.Sprint(len(instPaths)),
+				Message: fmt.Sprintf("%d assets of %s are served by the instance (%s first), and %v: they cannot be checked where a browser fetches them",
+					len(instPaths), m.ID(), instPaths[0], err)})
+		} else {
+			local[base] = append(local[base], instPaths...)
+		}
+	}
 	var (
 		wg sync.WaitGroup
 		mu sync.Mutex
@@ -132,32 +153,46 @@ func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served probe.Ma
 			tlsFailed[h] = why
 		}
 	}
+	inClosure := make(map[string]bool, len(closure))
+	for _, p := range closure {
+		inClosure[p] = true
+	}
+	// Closure.Checked counts each path of the closure once, wherever it
+	// was checked.
+	checkedClosure := map[string]bool{}
+	countClosure := func(results []AssetStatus) {
+		mu.Lock()
+		n := 0
+		for _, r := range results {
+			if inClosure[r.Path] && !checkedClosure[r.Path] {
+				checkedClosure[r.Path] = true
+				n++
+			}
+		}
+		mu.Unlock()
+		c.update(func(d *Decision) {
+			if d.Closure != nil {
+				d.Closure.Checked += n
+			}
+		})
+	}
 	if len(unknown) > 0 {
 		wg.Go(func() { c.unlisted(ctx, m, unknown) })
 	}
-	for base, ids := range onInstance(m, served.Local, whole) {
+	for base, ids := range local {
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
 		wg.Go(func() {
 			results, hosts := c.check(ctx, manifest.Assets{CDN: []string{base}, Files: m.Assets.Files}, ids, onTheInstance)
 			c.update(func(d *Decision) { d.InstanceChecked += len(results) })
+			countClosure(results)
 			failedTLS(hosts)
 		})
 	}
-	if len(paths) > 0 {
-		results, hosts := c.check(ctx, m.Assets, paths, onTheCDN)
-		checked := map[string]bool{}
-		for _, r := range results {
-			checked[r.Path] = true
-		}
-		c.update(func(d *Decision) {
-			d.CDNChecked += len(results)
-			if d.Closure != nil {
-				for _, p := range closure {
-					if checked[p] {
-						d.Closure.Checked++
-					}
-				}
-			}
-		})
+	if len(cdnPaths) > 0 {
+		results, hosts := c.check(ctx, m.Assets, cdnPaths, onTheCDN)
+		c.update(func(d *Decision) { d.CDNChecked += len(results) })
+		countClosure(results)
 		failedTLS(hosts)
 	}
 	wg.Wait()
@@ -222,6 +257,58 @@ func onInstance(m *manifest.Manifest, local []probe.Local, whole bool) map[strin
 		}
 	}
 	return roots
+}
+
+// splitServed splits paths into those the CDN serves and those the
+// instance serves (File.Served); a file both serve is in both.
+func splitServed(m *manifest.Manifest, paths []string) (cdn, instance []string) {
+	for _, p := range paths {
+		f, ok := m.Assets.File(p)
+		if !ok || f.OnCDN() {
+			cdn = append(cdn, p)
+		}
+		if ok && f.OnInstance() {
+			instance = append(instance, p)
+		}
+	}
+	return cdn, instance
+}
+
+// referencedOnCDN returns the files the instance serves that a page
+// references other than on its own origin (under a CDN base): a browser
+// fetches them from the CDN, where they must be as well.
+func referencedOnCDN(m *manifest.Manifest, served probe.Mapped) []string {
+	local := map[string]bool{}
+	for _, l := range served.Local {
+		local[l.ID] = true
+	}
+	var out []string
+	for _, id := range served.IDs {
+		if f, ok := m.Assets.File(id); ok && !f.OnCDN() && !local[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// instanceBase is the base URL the instance serves its own files under:
+// Config.Instance, or the root of the first probe's origin.
+func (c *checker) instanceBase() (string, error) {
+	raw := c.cfg.Instance
+	if raw == "" {
+		if len(c.cfg.Probes) == 0 {
+			return "", errors.New("no probe or instance base says where the instance is")
+		}
+		u, err := url.Parse(c.cfg.Probes[0])
+		if err != nil || u.Host == "" {
+			return "", fmt.Errorf("the probe %q names no host", c.cfg.Probes[0])
+		}
+		raw = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}).String()
+	}
+	if err := manifest.ValidateBaseURL(raw); err != nil {
+		return "", fmt.Errorf("the instance base is not a base URL: %w", err)
+	}
+	return strings.TrimSuffix(raw, "/") + "/", nil
 }
 
 // Where a check is made, as its findings say it.

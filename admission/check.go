@@ -113,6 +113,13 @@ type Config struct {
 	// page that references none is then accepted. Without it such a page
 	// refuses (probe-no-assets): it proves nothing about what is served.
 	AssetFreePages bool
+	// Instance is the base URL under which the instance serves the files
+	// the manifest says it serves (File.Served, apiVersion v3), each at its
+	// path; empty means the root of the first probe's origin. Those files
+	// are checked there, not on the CDN, with the same checks; with
+	// neither a probe nor Instance they cannot be, and the check refuses
+	// (dependency-unreachable).
+	Instance string
 	// CDN checks the assets on the CDN (lockstep's: verify/cdn/cdngate.Checker).
 	// It is required: a check without it refuses (dependency-unreachable)
 	// rather than skip the CDN.

@@ -57,7 +57,7 @@ func (m *Manifest) canonicalFiles() ([]byte, bool) {
 	at := bytes.Index(head, filesHole) + len(`"files":`)
 	size := len(head)
 	for _, f := range m.Assets.Files {
-		size += len(`{"contentType":,"path":,"sha256":,"size":}`) + 25 + len(f.ContentType) + len(f.Path) + len(f.SHA256)
+		size += len(`{"contentType":,"path":,"served":,"sha256":,"size":}`) + 25 + len(f.ContentType) + len(f.Path) + len(f.Served) + len(f.SHA256)
 		for _, l := range f.Loads {
 			size += len(l) + 3
 		}
@@ -70,8 +70,8 @@ func (m *Manifest) canonicalFiles() ([]byte, bool) {
 }
 
 // appendFiles appends files as canonicalAll writes them: each object's
-// members in the order of their names (contentType, loads, path, sha256,
-// size), the omitempty ones left out when empty, each string as
+// members in the order of their names (contentType, loads, path, served,
+// sha256, size), the omitempty ones left out when empty, each string as
 // encoding/json writes it with no HTML escaping.
 func appendFiles(b []byte, files []File) ([]byte, error) {
 	var err error
@@ -103,6 +103,10 @@ func appendFiles(b []byte, files []File) ([]byte, error) {
 		}
 		b = append(b, `"path":`...)
 		str(f.Path)
+		if f.Served != "" {
+			b = append(b, `,"served":`...)
+			str(f.Served)
+		}
 		b = append(b, `,"sha256":`...)
 		str(f.SHA256)
 		b = append(b, `,"size":`...)

@@ -84,7 +84,7 @@ func TestVersion(t *testing.T) {
 	if !slices.Equal(back.Assets.Files[0].Loads, m.Assets.Files[0].Loads) {
 		t.Errorf("loads after a round trip = %q, want %q", back.Assets.Files[0].Loads, m.Assets.Files[0].Loads)
 	}
-	for v, mt := range map[string]string{APIVersion: MediaType, APIVersionV2: MediaTypeV2, "lockstep.dev/v3": ""} {
+	for v, mt := range map[string]string{APIVersion: MediaType, APIVersionV2: MediaTypeV2, APIVersionV3: MediaTypeV3, "lockstep.dev/v4": ""} {
 		if got := MediaTypeOf(v); got != mt {
 			t.Errorf("MediaTypeOf(%q) = %q, want %q", v, got, mt)
 		}

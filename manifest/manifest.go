@@ -21,16 +21,20 @@ const (
 	// APIVersionV2 adds the asset graph (File.Loads) and embedded
 	// provenance attestations (Verification.Attestations).
 	APIVersionV2 = "lockstep.dev/v2"
+	// APIVersionV3 adds where a file is served (File.Served): a release
+	// split between the CDN and the instance.
+	APIVersionV3 = "lockstep.dev/v3"
 	Kind         = "ReleaseManifest"
 	// MediaType names the format of APIVersion where a media type is
 	// wanted (OCI artifacts, HTTP Content-Type); MediaTypeV2 that of
 	// APIVersionV2 (see MediaTypeOf).
 	MediaType   = "application/vnd.lockstep.release.v1+json"
 	MediaTypeV2 = "application/vnd.lockstep.release.v2+json"
+	MediaTypeV3 = "application/vnd.lockstep.release.v3+json"
 )
 
 // Versions lists the versions Parse accepts, oldest first.
-var Versions = []string{APIVersion, APIVersionV2}
+var Versions = []string{APIVersion, APIVersionV2, APIVersionV3}
 
 // MediaTypeOf returns the media type of an apiVersion, "" for one this
 // package does not know.
@@ -40,22 +44,28 @@ func MediaTypeOf(apiVersion string) string {
 		return MediaType
 	case APIVersionV2:
 		return MediaTypeV2
+	case APIVersionV3:
+		return MediaTypeV3
 	}
 	return ""
 }
 
-// versionRank orders the versions: 1 for v1, 2 for v2, 0 for another.
+// versionRank orders the versions: 1 for v1, 2 for v2, 3 for v3, 0 for
+// another.
 func versionRank(apiVersion string) int {
 	switch apiVersion {
 	case APIVersion:
 		return 1
 	case APIVersionV2:
 		return 2
+	case APIVersionV3:
+		return 3
 	}
 	return 0
 }
 
 // Version returns the oldest apiVersion that holds every field m uses:
+// APIVersionV3 when a file says where it is served (Served), else
 // APIVersionV2 when a file has Loads or the manifest embeds attestations,
 // else APIVersion. A writer sets
 // m.APIVersion to it; Validate refuses a manifest whose apiVersion is
@@ -67,6 +77,11 @@ func (m *Manifest) Version() string {
 
 // needs returns Version and the first field that needs it ("" for v1).
 func (m *Manifest) needs() (string, string) {
+	for i, f := range m.Assets.Files {
+		if f.Served != "" {
+			return APIVersionV3, fmt.Sprintf("assets.files[%d].served", i)
+		}
+	}
 	for i, f := range m.Assets.Files {
 		if len(f.Loads) > 0 {
 			return APIVersionV2, fmt.Sprintf("assets.files[%d].loads", i)
@@ -162,7 +177,8 @@ func (p Platform) String() string {
 	return s
 }
 
-// Assets is the set of static files a release serves from its CDN.
+// Assets is the set of static files a release serves: from its CDN, and
+// (apiVersion v3) the files whose Served says so from the instance.
 type Assets struct {
 	// CDN holds one or more base URLs the files are served under.
 	CDN []string `json:"cdn"`
@@ -189,7 +205,33 @@ type File struct {
 	// never the file itself. It is the asset graph that (*Assets).Closure
 	// walks; empty when unknown.
 	Loads []string `json:"loads,omitempty"`
+	// Served (apiVersion v3) says where a browser fetches the file when
+	// it is not the CDN alone: ServedInstance for a file the instance
+	// serves itself at its own origin (Next.js's public/ files and RSC
+	// payloads when assetPrefix puts only /_next/ on the CDN, a service
+	// worker and its ngsw.json), at the same Path under the instance's
+	// root; ServedCDNAndInstance for a file fetched from both (Angular's
+	// app shell: the page loads it from the CDN, the service worker from
+	// its scope on the instance). Empty, the default, is the CDN bases;
+	// there is no other value.
+	Served string `json:"served,omitempty"`
 }
+
+// The values of File.Served.
+const (
+	// ServedInstance is a file the instance serves, not the CDN.
+	ServedInstance = "instance"
+	// ServedCDNAndInstance is a file both the CDN and the instance serve.
+	ServedCDNAndInstance = "cdn-and-instance"
+)
+
+// OnInstance reports whether the instance serves f (alone or as well as
+// the CDN).
+func (f File) OnInstance() bool { return f.Served == ServedInstance || f.Served == ServedCDNAndInstance }
+
+// OnCDN reports whether the CDN bases serve f (alone or as well as the
+// instance).
+func (f File) OnCDN() bool { return f.Served != ServedInstance }
 
 // Verification is signature material embedded in a manifest, so that a
 // booting instance verifies its images' signatures from the manifest alone,

@@ -121,6 +121,13 @@ func Validate(m *Manifest) error {
 		if err := lowerHex(file.SHA256); err != nil {
 			return invalid(f("sha256"), "%v", err)
 		}
+		switch file.Served {
+		case "", ServedInstance, ServedCDNAndInstance:
+		case "cdn":
+			return invalid(f("served"), "\"cdn\" is the default: leave served out (a file without it is served by the CDN)")
+		default:
+			return invalid(f("served"), "%q is not where a file is served (want %q, %q, or no served for the CDN)", file.Served, ServedInstance, ServedCDNAndInstance)
+		}
 		if err := validateLoads(a.Files, i); err != nil {
 			return err
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -61,6 +63,21 @@ type Options struct {
 	// the graph is recorded, and a manifest whose assets load one another
 	// is lockstep.dev/v2.
 	NoGraph bool
+	// InstancePaths and CDNPaths say which files the instance serves
+	// itself rather than the CDN (manifest.File.Served, a lockstep.dev/v3
+	// field): a file whose path, a folder of it, or name matches an
+	// InstancePaths pattern (path.Match), and, when CDNPaths is set, every
+	// file under none of its folders (Next.js with assetPrefix: the CDN
+	// serves _next/ only). A bad pattern, or a pattern or folder that
+	// names no recorded file, is a *manifest.ValidationError (a typo would
+	// otherwise send the gate to the wrong place for nothing it names).
+	InstancePaths []string
+	CDNPaths      []string
+	// CDNAndInstancePaths are the patterns of the files both serve
+	// (manifest.ServedCDNAndInstance: Angular's app shell, which the page
+	// loads from the CDN and the service worker from its scope): such a
+	// match wins over InstancePaths and CDNPaths.
+	CDNAndInstancePaths []string
 	// CDN holds the base URLs the assets are served under (required with
 	// assets); Origin is the CDN's origin, optional.
 	CDN    []string
@@ -184,6 +201,9 @@ func manifestAndGraph(ctx context.Context, opts Options) (*manifest.Manifest, *g
 					Collected: refs,
 				})
 			}
+			if hashErr == nil {
+				hashErr = markServed(hashed.Files, servedRules{instance: opts.InstancePaths, both: opts.CDNAndInstancePaths, cdnDirs: opts.CDNPaths}, ao.Logger)
+			}
 			if hashErr != nil {
 				cancel()
 			}
@@ -293,6 +313,19 @@ func check(opts Options) error {
 		}
 		seen[im.Name] = true
 	}
+	if opts.Assets.Dir == "" && len(opts.InstancePaths)+len(opts.CDNPaths)+len(opts.CDNAndInstancePaths) > 0 {
+		return &manifest.ValidationError{Field: "assets.files.served", Reason: "where files are served needs an asset directory"}
+	}
+	for _, pat := range append(slices.Clone(opts.InstancePaths), opts.CDNAndInstancePaths...) {
+		if _, err := path.Match(pat, ""); err != nil {
+			return &manifest.ValidationError{Field: "assets.files.served", Reason: fmt.Sprintf("instance path pattern %q: %v", pat, err)}
+		}
+	}
+	for _, d := range opts.CDNPaths {
+		if d = strings.Trim(d, "/"); d == "" || manifest.ValidatePath(d) != nil {
+			return &manifest.ValidationError{Field: "assets.files.served", Reason: fmt.Sprintf("CDN path %q is not a folder of the asset directory", d)}
+		}
+	}
 	if opts.Assets.Dir != "" && len(opts.CDN) == 0 {
 		return &manifest.ValidationError{Field: "assets.cdn", Reason: "a CDN base URL is required with assets"}
 	}
@@ -310,6 +343,85 @@ func check(opts Options) error {
 				return &manifest.ValidationError{Field: "assets.origin", Reason: fmt.Sprintf("%s is the CDN itself: an origin pointing at its CDN loops", opts.Origin)}
 			}
 		}
+	}
+	return nil
+}
+
+// servedRules are Options' rules of where files are served.
+type servedRules struct {
+	instance, both, cdnDirs []string
+}
+
+// markServed sets Served on the files the instance serves: those a both
+// pattern matches (their path, a folder of it, or their name) on the CDN
+// and the instance; else those an instance pattern matches, and with
+// cdnDirs those under none of its folders, on the instance alone. It logs
+// how many. A pattern or folder that names no file is a
+// *manifest.ValidationError.
+func markServed(files []manifest.File, rules servedRules, log *slog.Logger) error {
+	if len(rules.instance)+len(rules.both)+len(rules.cdnDirs) == 0 {
+		return nil
+	}
+	cdnDirs := rules.cdnDirs
+	used := map[string]bool{}
+	matches := func(p string, patterns []string) bool {
+		hit := false
+		for _, pat := range patterns {
+			for q := p; q != "." && q != ""; q = path.Dir(q) {
+				if ok, _ := path.Match(pat, q); ok {
+					used["pattern "+pat], hit = true, true
+				}
+			}
+			if ok, _ := path.Match(pat, path.Base(p)); ok {
+				used["pattern "+pat], hit = true, true
+			}
+		}
+		return hit
+	}
+	underCDN := func(p string) bool {
+		if len(cdnDirs) == 0 {
+			return true
+		}
+		under := false
+		for _, d := range cdnDirs {
+			if strings.HasPrefix(p, strings.Trim(d, "/")+"/") {
+				used["folder "+d], under = true, true
+			}
+		}
+		return under
+	}
+	n := 0
+	for i := range files {
+		p := files[i].Path
+		inst := matches(p, rules.instance)
+		if !underCDN(p) {
+			inst = true
+		}
+		both := matches(p, rules.both)
+		switch {
+		case both:
+			files[i].Served = manifest.ServedCDNAndInstance
+		case inst:
+			files[i].Served = manifest.ServedInstance
+		default:
+			files[i].Served = ""
+		}
+		if both || inst {
+			n++
+		}
+	}
+	for _, pat := range append(slices.Clone(rules.instance), rules.both...) {
+		if !used["pattern "+pat] {
+			return &manifest.ValidationError{Field: "assets.files.served", Reason: fmt.Sprintf("the instance path pattern %q matches no recorded file", pat)}
+		}
+	}
+	for _, d := range cdnDirs {
+		if !used["folder "+d] {
+			return &manifest.ValidationError{Field: "assets.files.served", Reason: fmt.Sprintf("the CDN path %q holds no recorded file", d)}
+		}
+	}
+	if log != nil {
+		log.Info("served by the instance (alone or with the CDN)", "files", n)
 	}
 	return nil
 }

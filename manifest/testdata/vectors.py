@@ -65,7 +65,7 @@ def normalize(doc):
     assets['cdn'] = a.get('cdn')
     files = None
     if a.get('files') is not None:
-        files = [fields(f, ('path', 'size', 'sha256', 'contentType', 'loads'), {'contentType', 'loads'}) for f in a['files']]
+        files = [fields(f, ('path', 'size', 'sha256', 'contentType', 'loads', 'served'), {'contentType', 'loads', 'served'}) for f in a['files']]
     assets['files'] = files
     if a.get('fingerprint'):
         assets['fingerprint'] = a['fingerprint']
@@ -126,6 +126,12 @@ GRAPH = [
     {'path': 'assets/font-5e6f.woff2', 'size': 900, 'sha256': H('font')},
     {'path': 'assets/lazy-3c4d.js', 'size': 99, 'sha256': H('lazy'), 'loads': ['assets/app-1a2b.js']},
     {'path': 'index.html', 'size': 512, 'sha256': H('index'), 'loads': ['assets/app-1a2b.js', 'assets/app-9f8e.css']},
+]
+SPLIT = [
+    {'path': '_next/static/chunks/app-1a2b.js', 'size': 1234, 'sha256': H('app'), 'loads': ['index.txt'], 'served': 'cdn-and-instance'},
+    {'path': 'favicon.ico', 'size': 100, 'sha256': H('icon'), 'served': 'instance'},
+    {'path': 'index.html', 'size': 512, 'sha256': H('index'), 'loads': ['_next/static/chunks/app-1a2b.js', 'favicon.ico'], 'served': 'instance'},
+    {'path': 'index.txt', 'size': 80, 'sha256': H('rsc'), 'served': 'instance'},
 ]
 REL = {'name': 'store-web', 'generation': 42, 'createdAt': '2026-12-01T10:00:00Z'}
 BASE = {'apiVersion': 'lockstep.dev/v1', 'kind': 'ReleaseManifest'}
@@ -194,6 +200,13 @@ valid = [
      compact(doc(apiVersion='lockstep.dev/v2', release=REL,
                  assets={'cdn': ['https://cdn.example/'], 'files': [dict(FILES[0], loads=[]), FILES[1]],
                          'fingerprint': fingerprint(FILES)}))),
+    ('v3: where files are served', 'The instance serves some files itself (served: instance), one both (cdn-and-instance); the others, with no served, the CDN; apiVersion v3.',
+     compact(doc(apiVersion='lockstep.dev/v3', release=REL, images=[WEB],
+                 assets=dict(cdn=['https://cdn.example/'], fingerprint=fingerprint(SPLIT), files=SPLIT)))),
+    ('v3 without served', 'A v3 manifest need not use a v3 field; an empty served is not written.',
+     compact(doc(apiVersion='lockstep.dev/v3', release=REL,
+                 assets={'cdn': ['https://cdn.example/'], 'files': [dict(FILES[0], served=''), FILES[1]],
+                         'fingerprint': fingerprint(FILES)}))),
 ]
 
 base_files = {'cdn': ['https://cdn.example/'], 'files': FILES, 'fingerprint': fingerprint(FILES)}
@@ -203,7 +216,18 @@ invalid = [
     ('a key in another case', 'Kind', ok.replace('"kind":"ReleaseManifest"', '"kind":"ReleaseManifest","Kind":"X"')),
     ('an unknown field, deep', 'images[0].platforms[1].extra', ok.replace('"variant":"v8"', '"variant":"v8","extra":1')),
     ('trailing data', '', ok + ' {}'),
-    ('another apiVersion', 'apiVersion', ok.replace('lockstep.dev/v1', 'lockstep.dev/v3')),
+    ('another apiVersion', 'apiVersion', ok.replace('lockstep.dev/v1', 'lockstep.dev/v4')),
+    ('served in a v2 manifest', 'assets.files[1].served',
+     compact(doc(apiVersion='lockstep.dev/v2', release=REL, assets=dict(base_files, files=[FILES[0], dict(FILES[1], served='instance')])))),
+    ('served: cdn, the default spelled out', 'assets.files[0].served',
+     compact(doc(apiVersion='lockstep.dev/v3', release=REL, assets=dict(base_files, files=[dict(FILES[0], served='cdn'), FILES[1]])))),
+    ('served somewhere unknown', 'assets.files[0].served',
+     compact(doc(apiVersion='lockstep.dev/v3', release=REL, assets=dict(base_files, files=[dict(FILES[0], served='origin'), FILES[1]])))),
+    ('served in another case', 'assets.files[0].served',
+     compact(doc(apiVersion='lockstep.dev/v3', release=REL, assets=dict(base_files, files=[dict(FILES[0], served='Instance'), FILES[1]])))),
+    ('served twice', 'assets.files[0].served',
+     compact(doc(apiVersion='lockstep.dev/v3', release=REL, assets=dict(base_files, files=[dict(FILES[0], served='instance'), FILES[1]]))).replace(
+         '"served":"instance"', '"served":"instance","served":"instance"')),
     ('loads in a v1 manifest', 'assets.files[1].loads',
      compact(doc(release=REL, assets=dict(base_files, files=[FILES[0], dict(FILES[1], loads=['assets/app-1a2b.js'])])))),
     ('attestations in a v1 manifest', 'verification.attestations',

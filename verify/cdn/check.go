@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -122,7 +123,7 @@ func Check(ctx context.Context, a manifest.Assets, opt Options) (*Report, error)
 		return nil, err
 	}
 	rep.Files = len(files)
-	rep.Sampled = len(files) < len(a.Files)
+	rep.Sampled = len(files) < len(onCDN(a.Files))
 	type job struct {
 		f   manifest.File
 		url string
@@ -252,10 +253,13 @@ func emitInOrder(decided <-chan int, n int, emit func(int)) {
 	}
 }
 
-// selectFiles returns the files to check, sorted by path.
+// selectFiles returns the files to check, sorted by path. Every file, or
+// the sample, leaves out the files the instance serves
+// (manifest.File.Served): the CDN does not serve them. A path asked for
+// by name is checked wherever it is served.
 func selectFiles(a manifest.Assets, opt Options) ([]manifest.File, error) {
 	if opt.AllFiles || (len(opt.Paths) == 0 && opt.Sample <= 0) {
-		return a.Files, nil
+		return onCDN(a.Files), nil
 	}
 	var files []manifest.File
 	always := map[string]bool{}
@@ -272,7 +276,7 @@ func selectFiles(a manifest.Assets, opt Options) ([]manifest.File, error) {
 	if opt.Sample > 0 {
 		var rest []manifest.File
 		for _, f := range a.Files {
-			if !always[f.Path] {
+			if !always[f.Path] && f.OnCDN() {
 				rest = append(rest, f)
 			}
 		}
@@ -290,6 +294,22 @@ func selectFiles(a manifest.Assets, opt Options) ([]manifest.File, error) {
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, nil
+}
+
+// onCDN returns the files the CDN serves: files less those the instance
+// serves, files itself when there are none of those.
+func onCDN(files []manifest.File) []manifest.File {
+	i := slices.IndexFunc(files, func(f manifest.File) bool { return !f.OnCDN() })
+	if i < 0 {
+		return files
+	}
+	out := slices.Clone(files[:i])
+	for _, f := range files[i:] {
+		if f.OnCDN() {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // baseURL parses a CDN base as a directory, for asset paths to be resolved

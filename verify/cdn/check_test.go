@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -322,6 +323,21 @@ func TestSample(t *testing.T) {
 	}
 	if _, err := selectFiles(a, Options{Paths: []string{"nope.js"}}); err == nil {
 		t.Error("a path not in the manifest: no error")
+	}
+	// The files the instance serves are not on the CDN: every file and
+	// the sample leave them out; a path asked for by name is checked.
+	for i := range a.Files {
+		if i%2 == 0 {
+			a.Files[i].Served = manifest.ServedInstance
+		}
+	}
+	for name, o := range map[string]Options{"every file": {}, "AllFiles": {AllFiles: true, Paths: []string{"f01.js"}}, "Sample": {Sample: 500}} {
+		if got := pick(o); len(got) != 25 || slices.ContainsFunc(got, func(p string) bool { f, _ := a.File(p); return f.OnInstance() }) {
+			t.Errorf("%s with half the files on the instance = %v, want the 25 on the CDN", name, got)
+		}
+	}
+	if got := pick(Options{Paths: []string{"f00.js"}}); !slices.Equal(got, []string{"f00.js"}) {
+		t.Errorf("Paths f00.js (on the instance) = %v, want it checked as asked", got)
 	}
 }
 

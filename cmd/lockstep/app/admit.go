@@ -180,6 +180,7 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		TLSWarning: c.Duration("tls-warn"),
 		Image:      c.String("image"), Running: rs, Platform: c.String("platform"),
 		Probes: c.StringSlice("probe"), Sample: c.Int("sample"), AllAssets: c.Bool("all-assets"), MaxClosure: c.Int("max-closure"), MaxReferences: c.Int("max-references"),
+		Instance:   c.String("instance-base"),
 		AllowHosts: c.StringSlice("allow-host"), AssetFreePages: c.Bool("asset-free-page"),
 		Client: client, Timeout: c.Duration("timeout"), Logger: logger(c),
 	}, nil

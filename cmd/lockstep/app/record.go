@@ -69,6 +69,9 @@ func recordFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "exclude", Usage: "leave out the files or directories, walked or named by --asset-list, whose path or name matches `PATTERN` (path.Match; repeatable; each is logged)"},
 		&cli.BoolFlag{Name: "asset-graph", Value: true, Usage: "record what each asset loads (its imports, lazy chunks, CSS, fonts, images, workers), the graph admit's closure check walks; --asset-graph=false writes the manifest as lockstep.dev/v1, for gates older than v2"},
 		&cli.StringFlag{Name: "graph-report", Usage: "write what the asset graph found to `FILE` as JSON: the pages a gate's closure starts from (roots), the files no page reaches (unreached), the files whose loads it cannot read (unread, with why)"},
+		&cli.StringSliceFlag{Name: "instance-path", Usage: "the files the instance serves itself, not the CDN (Next.js's public/ files and .txt payloads, Angular's ngsw.json): those whose path, a folder of it, or name matches `PATTERN` (path.Match; repeatable); the manifest says so (lockstep.dev/v3) and admit checks them on the instance"},
+		&cli.StringSliceFlag{Name: "cdn-and-instance-path", Usage: "the files both the CDN and the instance serve (Angular's app shell, which the page loads from the CDN and the service worker from its scope): those whose path, a folder of it, or name matches `PATTERN` (repeatable); admit checks them in both places"},
+		&cli.StringSliceFlag{Name: "cdn-path", Usage: "the CDN serves only the files under the folder `DIR` (repeatable, e.g. _next for Next.js's assetPrefix); every other file is served by the instance, as with --instance-path"},
 		&cli.StringFlag{Name: "public-path", Usage: "a `PREFIX` that --asset-list entries carry and paths under --assets do not (webpack's publicPath)"},
 		&cli.StringSliceFlag{Name: "cdn", Usage: "a CDN base `URL` the assets are served under (repeatable)"},
 		&cli.StringFlag{Name: "origin", Usage: "the CDN's origin base `URL`"},
@@ -194,12 +197,16 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 			Workers:    c.Int("workers"),
 			Logger:     logger(c),
 		},
-		NoGraph:   !c.Bool("asset-graph"),
-		CDN:       c.StringSlice("cdn"),
-		Origin:    c.String("origin"),
-		ExpiresIn: c.Duration("expires-in"),
-		Registry:  registry.Options{Client: client, Logger: log},
-		Logger:    log,
+		NoGraph:       !c.Bool("asset-graph"),
+		InstancePaths: c.StringSlice("instance-path"),
+		CDNPaths:      c.StringSlice("cdn-path"),
+		// Where files are served: record.Options.CDNAndInstancePaths.
+		CDNAndInstancePaths: c.StringSlice("cdn-and-instance-path"),
+		CDN:                 c.StringSlice("cdn"),
+		Origin:              c.String("origin"),
+		ExpiresIn:           c.Duration("expires-in"),
+		Registry:            registry.Options{Client: client, Logger: log},
+		Logger:              log,
 	}
 	if opts.Assets.Unlisted, err = assets.ParseUnlisted(c.String("unlisted")); err != nil {
 		return opts, usage(fmt.Errorf("--%w", err))

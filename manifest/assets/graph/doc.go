@@ -29,7 +29,15 @@
 //     import.meta.url), worker URLs, SystemJS's System.register and
 //     import, and every other string literal that names a file of the set
 //     or holds the content hash in one's name (webpack's runtime names its
-//     chunks from a table of ids and hashes).
+//     chunks from a table of ids and hashes; a name that is the hash
+//     alone, mini-css-extract's "[contenthash].css", counts when the hash
+//     is hex that mixes digits and letters); a template literal's fixed
+//     path before a substitution in its query or fragment; a name with a
+//     space, raw or %20; a name relative to the folder the bundle
+//     runtime joins chunk names to (__webpack_require__.p, Next.js's
+//     /_next/) or to the base (Vite's __vite__mapDeps, "assets/…"); and
+//     the url()s and @imports of a stylesheet held in a string (Angular's
+//     component styles, CSS in JS), read with the CSS tokenizer.
 //
 // The parser was measured against the same package's lexer alone
 // (BenchmarkJSStrings): the lexer is about seven times faster (bench/graph.sh,

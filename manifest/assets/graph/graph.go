@@ -203,6 +203,11 @@ func Build(ctx context.Context, files []manifest.File, opts Options) (*Result, e
 		}
 	}
 	for _, rd := range read {
+		for _, b := range rd.bases {
+			r.addRuntimeBase(b)
+		}
+	}
+	for _, rd := range read {
 		if rd.unread != "" {
 			res.Unread = append(res.Unread, Unread{Path: files[rd.i].Path, Reason: rd.unread})
 		}
@@ -256,8 +261,11 @@ func Build(ctx context.Context, files []manifest.File, opts Options) (*Result, e
 }
 
 type readResult struct {
-	i      int
-	refs   []string
+	i    int
+	refs []string
+	// bases are the public paths a bundle runtime in the file joins its
+	// chunk names to (jsRefs.bases).
+	bases  []string
 	js     bool
 	parsed bool
 	// unread says why the file's loads are not known, or not all of them
@@ -369,7 +377,9 @@ func refsOf(p string, data []byte) readResult {
 		rr.refs = cssRefs(data)
 	case kindJS:
 		rr.js = true
-		rr.refs, rr.parsed = jsStrings(data)
+		var r jsRefs
+		r, rr.parsed = jsRead(data)
+		rr.refs, rr.bases = r.strings, r.bases
 	case kindSVG:
 		rr.refs, err = svgRefs(p, data)
 	case kindJSON, kindWebMan:

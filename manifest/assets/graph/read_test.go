@@ -23,7 +23,10 @@ func TestJSStrings(t *testing.T) {
 			/* "./no2.js" */ const u = "./yes.js"`, []string{"./yes.js"}},
 		{"SystemJS", `System.register(["./dep-legacy.js"], function(e, n) { n.import("./lazy-legacy.js") })`,
 			[]string{"./dep-legacy.js", "./lazy-legacy.js"}},
-		{"short and spaced strings are left out", `f("a", "x y.js", "ok.js")`, []string{"ok.js"}},
+		{"a template's fixed path before a computed query, stylesheets in strings", "f(`/a-1.js?v=${v}`, `/b/${n}.js`, 'x{background:url(/c.png)}', css`@import \"/d.css\";.e{src:url(${u})}`)",
+			[]string{"/a-1.js?v=", "/c.png", "/d.css"}},
+		{"short strings and text are left out, a name with a space is kept", `"use strict"; f("a", "x y.js", "ok.js", "Hello  world", " pad.js", "two words")`,
+			[]string{"x y.js", "ok.js"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := jsStrings([]byte(tc.src))
@@ -46,6 +49,16 @@ func TestJSLexerFallback(t *testing.T) {
 		t.Fatalf("the parser took %q", src)
 	}
 	if want := []string{"./a.js", "./b.js"}; !slices.Equal(got, want) {
+		t.Errorf("jsStrings(%q) = %q, want %q", src, got, want)
+	}
+	// The lexer takes what the parser takes from template literals and
+	// stylesheets in strings.
+	src = "let let let; f(`/a-1.js?v=${v}`, `/b/${n}.js`, 'x{background:url(/c.png)}', css`@import \"/d.css\";.e{src:url(${u})}`, \"my file.png\")"
+	got, ok = jsStrings([]byte(src))
+	if ok {
+		t.Fatalf("the parser took %q", src)
+	}
+	if want := []string{"/a-1.js?v=", "/c.png", "/d.css", "my file.png"}; !slices.Equal(got, want) {
 		t.Errorf("jsStrings(%q) = %q, want %q", src, got, want)
 	}
 }

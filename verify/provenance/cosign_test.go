@@ -25,9 +25,10 @@ import (
 // slsa02Predicate is an SLSA v0.2 predicate naming repo at commit.
 func slsa02Predicate(repo, commit string) map[string]any {
 	return map[string]any{
-		"builder":   map[string]any{"id": "https://github.com/slsa-framework/slsa-github-generator/.github/workflows/builder.yml@refs/tags/v1.9.0"},
-		"buildType": "https://github.com/slsa-framework/slsa-github-generator/container@v1",
-		"materials": []any{map[string]any{"uri": "git+" + repo + "@refs/heads/main", "digest": map[string]string{"sha1": commit}}},
+		"builder":    map[string]any{"id": "https://github.com/slsa-framework/slsa-github-generator/.github/workflows/builder.yml@refs/tags/v1.9.0"},
+		"buildType":  "https://github.com/slsa-framework/slsa-github-generator/container@v1",
+		"invocation": map[string]any{"configSource": map[string]any{"uri": "git+" + repo + "@refs/heads/main", "digest": map[string]string{"sha1": commit}, "entryPoint": ".github/workflows/release.yml"}},
+		"materials":  []any{map[string]any{"uri": "git+" + repo + "@refs/heads/main", "digest": map[string]string{"sha1": commit}}},
 	}
 }
 

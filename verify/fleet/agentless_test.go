@@ -398,3 +398,39 @@ func TestAgentlessJudgesByRole(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentlessECSPlatform: a task's platform is its cpu-architecture
+// attribute on its platform family's OS, and a container is judged on it.
+func TestAgentlessECSPlatform(t *testing.T) {
+	f := awsfake.NewAWS(t)
+	task := func(id, arch, family string, d manifest.Digest) awsfake.ECSTask {
+		return awsfake.ECSTask{ARN: "arn:aws:ecs:us-east-1:123456789012:task/prod/" + id, CPUArchitecture: arch, PlatformFamily: family,
+			Containers: []awsfake.ECSContainer{{Name: "web", Image: webRef, ImageDigest: d.String()}}}
+	}
+	f.ECSServices = map[string][]awsfake.ECSTask{"prod/web": {
+		task("fargate", "arm64", "Linux", fleettest.Arm64Cfg),
+		task("windows", "x86_64", "WINDOWS_SERVER_2022_CORE", fleettest.Index),
+		task("unknown", "", "", fleettest.Index),
+		task("elsewhere", "arm64", "", fleettest.Amd64),
+	}}
+	ctx := context.Background()
+	targets, err := fleet.Discover(ctx, []string{"ecs:prod/web"}, fleet.DiscoverOptions{ECS: ecsClient(f)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"fargate/web": "linux/arm64", "windows/web": "windows/amd64", "unknown/web": "", "elsewhere/web": "linux/arm64"}
+	for _, tg := range targets {
+		if got := tg.Observed.Platform; got != want[tg.Observed.Name] {
+			t.Errorf("%s: platform %q, want %q", tg.Observed.Name, got, want[tg.Observed.Name])
+		}
+	}
+	r, _ := fleet.Check(ctx, fleettest.Signed(t, 7), targets, fleet.Options{})
+	var divergent []string
+	for _, in := range r.Divergent {
+		divergent = append(divergent, in.Name)
+	}
+	// The index holds no windows/amd64; the amd64 manifest is not arm64's.
+	if strings.Join(divergent, " ") != "windows/web elsewhere/web" {
+		t.Errorf("divergent = %q, want the windows task and the amd64 manifest on arm64", divergent)
+	}
+}

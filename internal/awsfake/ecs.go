@@ -15,7 +15,10 @@ type ECSTask struct {
 	// CPUArchitecture is the ecs.cpu-architecture attribute (x86_64,
 	// arm64), if any.
 	CPUArchitecture string
-	Containers      []ECSContainer
+	// PlatformFamily is the task's platformFamily (Fargate's
+	// runtimePlatform: "Linux", "WINDOWS_SERVER_2022_CORE"), if any.
+	PlatformFamily string
+	Containers     []ECSContainer
 }
 
 // ECSContainer is one container of a task.
@@ -139,6 +142,9 @@ func ecsTaskJSON(t ECSTask) map[string]any {
 		cs = append(cs, m)
 	}
 	out := map[string]any{"taskArn": t.ARN, "lastStatus": status, "desiredStatus": "RUNNING", "containers": cs}
+	if t.PlatformFamily != "" {
+		out["platformFamily"] = t.PlatformFamily
+	}
 	if t.CPUArchitecture != "" {
 		out["attributes"] = []map[string]string{{"name": "ecs.cpu-architecture", "value": t.CPUArchitecture}}
 	}

@@ -104,7 +104,8 @@ func attest(ctx context.Context, e *Env, d name.Digest, commit string) error {
 		"predicateType": provenance.SLSAv1,
 		"subject":       []map[string]any{{"name": d.Context().Name(), "digest": map[string]string{"sha256": hex}}},
 		"predicate": map[string]any{"buildDefinition": map[string]any{
-			"buildType":            "https://actions.github.io/buildtypes/workflow/v1",
+			"buildType":            provenance.BuildTypeGitHubActions,
+			"externalParameters":   map[string]any{"workflow": map[string]any{"repository": sourceRepo, "ref": "refs/heads/main", "path": ".github/workflows/release.yml"}},
 			"resolvedDependencies": []map[string]any{{"uri": "git+" + sourceRepo + "@refs/heads/main", "digest": map[string]string{"gitCommit": commit}}},
 		}},
 	})

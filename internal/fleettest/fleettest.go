@@ -61,7 +61,13 @@ func Manifest(gen int64) *manifest.Manifest {
 // it.
 func Signed(t testing.TB, gen int64) *manifest.Signed {
 	t.Helper()
-	raw, err := Manifest(gen).Indent()
+	return SignedOf(t, Manifest(gen))
+}
+
+// SignedOf returns m encoded and parsed back, as a source yields it.
+func SignedOf(t testing.TB, m *manifest.Manifest) *manifest.Signed {
+	t.Helper()
+	raw, err := m.Indent()
 	if err != nil {
 		t.Fatal(err)
 	}

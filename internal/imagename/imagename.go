@@ -56,8 +56,13 @@ func New(aliases []string) (Names, error) {
 
 // Host normalises a registry host as container runtimes reach it: case
 // folded, no trailing dot, no default port (443, 80), an IPv4-mapped IPv6
-// address as the IPv4 address, and every loopback spelling (localhost,
-// 127.0.0.0/8, ::1) as "localhost". Docker Hub's hosts are "docker.io".
+// address as the IPv4 address, an IPv4 address in any spelling inet_aton
+// accepts (shortened "127.1", decimal "2130706433", hex "0x7f000001",
+// octal "0177.0.0.1", padded "127.000.000.001", mixed) as its dotted quad,
+// and every loopback spelling (localhost, 127.0.0.0/8, ::1) as
+// "localhost". Docker Hub's hosts are "docker.io". A host that ends in a
+// number without being an IPv4 address ("1.2.3.4.5", "256.0.0.1") is an
+// error: a resolver reads it as an address, and no name is numeric.
 func Host(h string) (string, error) {
 	if h == "" || strings.TrimSpace(h) != h || strings.ContainsAny(h, "/@ \t") {
 		return "", fmt.Errorf("registry host %q is not a host[:port]", h)
@@ -92,6 +97,13 @@ func Host(h string) (string, error) {
 	}
 	if port == "443" || port == "80" {
 		port = ""
+	}
+	if !strings.HasPrefix(h, "[") {
+		n, err := numericHost(host)
+		if err != nil {
+			return "", fmt.Errorf("registry host %q: %w", h, err)
+		}
+		host = n
 	}
 	if a, err := netip.ParseAddr(host); err == nil {
 		a = a.Unmap()

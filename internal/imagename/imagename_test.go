@@ -28,6 +28,21 @@ func TestRepository(t *testing.T) {
 		{"registry.internal/web", "registry.example.com/web"},
 		{"Registry.Internal./web", "registry.example.com/web"},
 		{"10.0.0.5:5000/web", "registry.example.com:5000/web"},
+		// Every spelling inet_aton accepts is its dotted quad.
+		{"127.1:5000/web", "localhost:5000/web"},
+		{"2130706433:5000/web", "localhost:5000/web"},
+		{"0x7f000001:5000/web", "localhost:5000/web"},
+		{"0x7F.1:5000/web", "localhost:5000/web"},
+		{"0177.0.0.1:5000/web", "localhost:5000/web"},
+		{"127.000.000.001:5000/web", "localhost:5000/web"},
+		{"0x7f.0.00.1:5000/web", "localhost:5000/web"},
+		{"10.1:5000/web", "10.0.0.1:5000/web"},
+		{"012.0.0.1:5000/web", "10.0.0.1:5000/web"},
+		{"167772161:5000/web", "10.0.0.1:5000/web"},
+		{"0xa.0x0.0.01/web", "10.0.0.1/web"},
+		{"10.9.2055:443/web", "10.9.8.7/web"},
+		{"10.0.5:5000/web", "registry.example.com:5000/web"},
+		{"0x0a000005:5000/web", "registry.example.com:5000/web"},
 		{"nginx", "index.docker.io/library/nginx"},
 		{"docker.io/library/nginx", "index.docker.io/library/nginx"},
 		{"index.docker.io/library/nginx", "index.docker.io/library/nginx"},
@@ -39,7 +54,7 @@ func TestRepository(t *testing.T) {
 			t.Errorf("Repository(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
 	}
-	for _, bad := range []string{"registry.example.com../web", "[::1/web", "::1:5000/web", "registry.example.com:0/web", "registry.example.com:99999/web", "registry.example.com:05000/web"} {
+	for _, bad := range []string{"1.2.3.4.5:5000/web", "256.0.0.1/web", "08.0.0.1/web", "1.2.65536:5000/web", "0x100000000:5000/web", "registry.0x1f/web", "registry.example.com../web", "[::1/web", "::1:5000/web", "registry.example.com:0/web", "registry.example.com:99999/web", "registry.example.com:05000/web"} {
 		if got, err := n.Repository(bad); err == nil {
 			t.Errorf("Repository(%q) = %q, want an error", bad, got)
 		}

@@ -28,7 +28,10 @@ type Client struct {
 	HTTP *http.Client
 }
 
-var _ fleet.PodLister = (*Client)(nil)
+var (
+	_ fleet.PodLister  = (*Client)(nil)
+	_ fleet.NodeGetter = (*Client)(nil)
+)
 
 // ListPods gets one page of a namespace's pods. A 404 wraps
 // fleet.ErrNotFound; any other status other than 200 is an error with the
@@ -48,16 +51,36 @@ func (c *Client) ListPods(ctx context.Context, namespace, selector string, limit
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
+	var list corev1.PodList
+	if err := c.get(ctx, u, "the pod list", &list); err != nil {
+		return nil, err
+	}
+	return &list, nil
+}
+
+// GetNode gets one node (for its platform, status.nodeInfo). A 404 wraps
+// fleet.ErrNotFound, a 403 fleet.ErrForbidden (RBAC may grant pods only).
+func (c *Client) GetNode(ctx context.Context, name string) (*corev1.Node, error) {
+	var n corev1.Node
+	if err := c.get(ctx, c.Config.Server+"/api/v1/nodes/"+url.PathEscape(name), "the node", &n); err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// get GETs u, with the token, and decodes its JSON body (what, for
+// messages) into v.
+func (c *Client) get(ctx context.Context, u, what string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	req.Header.Set("Accept", "application/json")
 	token := c.Config.Token
 	if c.Config.TokenFile != "" {
 		b, err := os.ReadFile(c.Config.TokenFile)
 		if err != nil {
-			return nil, fmt.Errorf("reading the token: %w", err)
+			return fmt.Errorf("reading the token: %w", err)
 		}
 		token = strings.TrimSpace(string(b))
 	}
@@ -66,15 +89,15 @@ func (c *Client) ListPods(ctx context.Context, namespace, selector string, limit
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxPage+1))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(body) > MaxPage {
-		return nil, fmt.Errorf("GET %s: a page larger than %d bytes", u, MaxPage)
+		return fmt.Errorf("GET %s: a page larger than %d bytes", u, MaxPage)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var st struct {
@@ -82,14 +105,16 @@ func (c *Client) ListPods(ctx context.Context, namespace, selector string, limit
 		}
 		_ = json.Unmarshal(body, &st)
 		err := fmt.Errorf("GET %s: %s: %s", u, resp.Status, st.Message)
-		if resp.StatusCode == http.StatusNotFound {
-			return nil, fmt.Errorf("%w: %w", fleet.ErrNotFound, err)
+		switch resp.StatusCode {
+		case http.StatusNotFound:
+			return fmt.Errorf("%w: %w", fleet.ErrNotFound, err)
+		case http.StatusForbidden:
+			return fmt.Errorf("%w: %w", fleet.ErrForbidden, err)
 		}
-		return nil, err
+		return err
 	}
-	var list corev1.PodList
-	if err := json.Unmarshal(body, &list); err != nil {
-		return nil, fmt.Errorf("GET %s: decoding the pod list: %w", u, err)
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("GET %s: decoding %s: %w", u, what, err)
 	}
-	return &list, nil
+	return nil
 }

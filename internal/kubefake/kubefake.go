@@ -1,7 +1,8 @@
 // Package kubefake is a Kubernetes API fake for tests: it serves a
 // namespace's pods as the API server does (GET
-// /api/v1/namespaces/NS/pods, JSON, equality label selectors, limit and
-// continue paging), on loopback, requiring a bearer token.
+// /api/v1/namespaces/NS/pods, JSON, equality and set-based label
+// selectors, limit and continue paging) and nodes (GET /api/v1/nodes/NAME),
+// on loopback, requiring a bearer token.
 package kubefake
 
 import (
@@ -25,6 +26,11 @@ const Token = "kubefake-token"
 type API struct {
 	// Pods are the cluster's pods, in list order.
 	Pods []corev1.Pod
+	// Nodes are the cluster's nodes.
+	Nodes []corev1.Node
+	// ForbidNodes answers 403 to a node's GET, as to a service account
+	// whose Role grants pods only.
+	ForbidNodes bool
 	// URL is the server's base URL.
 	URL string
 
@@ -59,6 +65,10 @@ func (f *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if r.Method == http.MethodGet && len(parts) == 4 && parts[0] == "api" && parts[1] == "v1" && parts[2] == "nodes" {
+		f.node(w, parts[3])
+		return
+	}
 	if r.Method != http.MethodGet || len(parts) != 5 || parts[0] != "api" || parts[1] != "v1" || parts[2] != "namespaces" || parts[4] != "pods" {
 		status(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
 		return
@@ -95,33 +105,91 @@ func (f *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(&list)
 }
 
-// parseSelector understands equality selectors (k=v, k==v, k!=v, joined
-// by commas), which is what the fleet check passes through.
+// parseSelector understands the label selectors of the API server: terms
+// joined by commas (but for those inside a set's parentheses), each k=v,
+// k==v, k!=v, "k in (a,b)", "k notin (a,b)", k or !k.
 func parseSelector(s string) (func(map[string]string) bool, error) {
-	type term struct {
-		key, value string
-		not        bool
-	}
-	var terms []term
-	for _, t := range strings.Split(s, ",") {
+	var terms []func(map[string]string) bool
+	for _, t := range splitTerms(s) {
 		if t = strings.TrimSpace(t); t == "" {
 			continue
 		}
-		not := strings.Contains(t, "!=")
-		k, v, ok := strings.Cut(strings.Replace(strings.Replace(t, "!=", "=", 1), "==", "=", 1), "=")
-		if !ok || k == "" {
-			return nil, &selectorError{t}
+		m, err := parseTerm(t)
+		if err != nil {
+			return nil, err
 		}
-		terms = append(terms, term{k, v, not})
+		terms = append(terms, m)
 	}
 	return func(labels map[string]string) bool {
-		for _, t := range terms {
-			if (labels[t.key] == t.value) == t.not {
+		for _, m := range terms {
+			if !m(labels) {
 				return false
 			}
 		}
 		return true
 	}, nil
+}
+
+// splitTerms splits a selector at the commas outside parentheses.
+func splitTerms(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, c := range s {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+func parseTerm(t string) (func(map[string]string) bool, error) {
+	for _, op := range []string{" notin ", " in "} {
+		k, set, ok := strings.Cut(t, op)
+		if !ok {
+			continue
+		}
+		k, set = strings.TrimSpace(k), strings.TrimSpace(set)
+		if k == "" || !strings.HasPrefix(set, "(") || !strings.HasSuffix(set, ")") {
+			return nil, &selectorError{t}
+		}
+		values := map[string]bool{}
+		for _, v := range strings.Split(set[1:len(set)-1], ",") {
+			values[strings.TrimSpace(v)] = true
+		}
+		in := op == " in "
+		return func(l map[string]string) bool {
+			v, has := l[k]
+			if in {
+				return has && values[v]
+			}
+			return !has || !values[v]
+		}, nil
+	}
+	if strings.HasPrefix(t, "!") {
+		k := strings.TrimSpace(t[1:])
+		return func(l map[string]string) bool { _, has := l[k]; return !has }, nil
+	}
+	not := strings.Contains(t, "!=")
+	k, v, ok := strings.Cut(strings.Replace(strings.Replace(t, "!=", "=", 1), "==", "=", 1), "=")
+	k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+	if !ok {
+		if strings.ContainsAny(t, " ()") || t == "" {
+			return nil, &selectorError{t}
+		}
+		return func(l map[string]string) bool { _, has := l[t]; return has }, nil
+	}
+	if k == "" || strings.ContainsAny(k+v, " ()") {
+		return nil, &selectorError{t}
+	}
+	return func(l map[string]string) bool { return (l[k] == v) != not }, nil
 }
 
 type selectorError struct{ term string }
@@ -132,6 +200,28 @@ func status(w http.ResponseWriter, code int, reason, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": msg, "reason": reason, "code": code})
+}
+
+func (f *API) node(w http.ResponseWriter, name string) {
+	if f.ForbidNodes {
+		status(w, http.StatusForbidden, "Forbidden", `nodes "`+name+`" is forbidden: cannot get resource "nodes"`)
+		return
+	}
+	for _, n := range f.Nodes {
+		if n.Name == name {
+			w.Header().Set("Content-Type", "application/json")
+			n.Kind, n.APIVersion = "Node", "v1"
+			_ = json.NewEncoder(w).Encode(&n)
+			return
+		}
+	}
+	status(w, http.StatusNotFound, "NotFound", `nodes "`+name+`" not found`)
+}
+
+// Node is a node of platform os/arch, as the kubelet reports it.
+func Node(name, os, arch string) corev1.Node {
+	return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{OperatingSystem: os, Architecture: arch}}}
 }
 
 // Pod is a running pod of one container with the given image and imageID.

@@ -296,3 +296,141 @@ func benchAgentless(b *testing.B, n int, spec string, o fleet.DiscoverOptions) {
 	}
 	b.ReportMetric(float64(n), "containers/op")
 }
+
+// roleRelease is a release of four images: web (fleettest's index over
+// linux/amd64 and linux/arm64), worker (another repository), and api and
+// jobs, two roles of one repository told apart by their tags.
+func roleRelease(t *testing.T) *manifest.Signed {
+	t.Helper()
+	m := fleettest.Manifest(7)
+	single := func(name, repo, tag string, d, cfg manifest.Digest) manifest.Image {
+		return manifest.Image{Name: name, Ref: repo + ":" + tag, Repository: repo, Tag: tag, Digest: d,
+			MediaType: "application/vnd.oci.image.manifest.v1+json",
+			Platforms: []manifest.Platform{{OS: "linux", Architecture: "amd64", Digest: d, Config: cfg}}}
+	}
+	m.Images = append(m.Images,
+		single("worker", "registry.example/store/worker", "v1", roleDigest("a"), roleDigest("b")),
+		single("api", "registry.example/store/app", "api-v1", roleDigest("c"), roleDigest("d")),
+		single("jobs", "registry.example/store/app", "jobs-v1", roleDigest("e"), roleDigest("f")))
+	return fleettest.SignedOf(t, m)
+}
+
+func roleDigest(c string) manifest.Digest {
+	return manifest.MustParseDigest("sha256:" + strings.Repeat(c, 64))
+}
+
+// TestAgentlessJudgesByRole: each container is judged against the release
+// image its spec names (its repository, then its name or tag), on its
+// node's platform, never against whichever image of the release has the
+// digest it runs: a tag re-pushed with the bytes of another image of the
+// same release (the Epic case) is divergent.
+func TestAgentlessJudgesByRole(t *testing.T) {
+	worker, api, jobs := roleDigest("a"), roleDigest("c"), roleDigest("e")
+	tests := []struct {
+		name, container, image, node string
+		running                      manifest.Digest
+		match                        bool
+	}{
+		{"web on its own index, amd64 node", "web", webRef, "amd64", fleettest.Index, true},
+		{"web's amd64 manifest on an amd64 node", "web", webRef, "amd64", fleettest.Amd64, true},
+		{"web's arm64 config on an arm64 node", "web", webRef, "arm64", fleettest.Arm64Cfg, true},
+		{"Epic: web's tag re-pushed with worker's bytes", "web", webRef, "amd64", worker, false},
+		{"Epic: worker's tag re-pushed with web's index", "worker", "registry.example/store/worker:v1", "amd64", fleettest.Index, false},
+		{"web's arm64 manifest on an amd64 node", "web", webRef, "amd64", fleettest.Arm64, false},
+		{"web's index on a node of a platform it lacks", "web", webRef, "s390x", fleettest.Index, false},
+		{"web's index on a node the API does not know", "web", webRef, "gone", fleettest.Index, true},
+		{"api by its name, running api", "api", "registry.example/store/app:api-v1", "amd64", api, true},
+		{"api by its name, running jobs' bytes", "api", "registry.example/store/app:api-v1", "amd64", jobs, false},
+		{"a sidecar name, api by its tag, running jobs' bytes", "proxy", "registry.example/store/app:api-v1", "amd64", jobs, false},
+		{"a sidecar name, api by its tag, running api", "proxy", "registry.example/store/app:api-v1", "amd64", api, true},
+		{"a shared repository by digest alone names no role", "proxy", "registry.example/store/app@" + api.String(), "amd64", api, false},
+		{"the repository spelled another way", "web", "REGISTRY.example.:443/store/web:v1", "amd64", fleettest.Amd64Cfg, true},
+		{"a repository the release does not have, running web's index", "web", "registry.example/store/other:v1", "amd64", fleettest.Index, false},
+	}
+	f := kubefake.New(t)
+	f.Nodes = []corev1.Node{kubefake.Node("amd64", "linux", "amd64"), kubefake.Node("arm64", "linux", "arm64"), kubefake.Node("s390x", "linux", "s390x")}
+	for i, tt := range tests {
+		p := kubefake.Pod("store", fmt.Sprintf("p%02d", i), nil, tt.image, "docker-pullable://x@"+tt.running.String())
+		p.Spec.NodeName = tt.node
+		p.Spec.Containers[0].Name, p.Status.ContainerStatuses[0].Name = tt.container, tt.container
+		f.Pods = append(f.Pods, p)
+	}
+	ctx := context.Background()
+	targets, err := fleet.Discover(ctx, []string{"k8s:store"}, fleet.DiscoverOptions{Kubernetes: kubeClient(f)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := fleet.Check(ctx, roleRelease(t), targets, fleet.Options{})
+	divergent := map[string]fleet.Instance{}
+	for _, in := range r.Divergent {
+		divergent[in.Name] = in
+	}
+	for i, tt := range tests {
+		name := fmt.Sprintf("store/p%02d/%s", i, tt.container)
+		in, bad := divergent[name]
+		if bad == tt.match {
+			t.Errorf("%s: divergent = %v (%+v), want %v", tt.name, bad, in.Differences, !tt.match)
+		}
+		if bad && (len(in.Differences) != 1 || in.Differences[0].Kind != fleet.DiffImage) {
+			t.Errorf("%s: differences = %+v, want one image difference", tt.name, in.Differences)
+		}
+	}
+	gets := 0
+	for _, q := range f.Requests() {
+		if strings.HasPrefix(q.URL.Path, "/api/v1/nodes/") {
+			gets++
+		}
+	}
+	if gets != 4 {
+		t.Errorf("node GETs = %d, want 4 (each node once)", gets)
+	}
+
+	// A Role that grants pods only: the platform is not known, and an index
+	// digest is judged on every platform it holds.
+	f.ForbidNodes = true
+	targets, err = fleet.Discover(ctx, []string{"k8s:store"}, fleet.DiscoverOptions{Kubernetes: kubeClient(f)})
+	if err != nil {
+		t.Fatalf("Discover with nodes forbidden = %v, want the pods without platforms", err)
+	}
+	for _, tg := range targets {
+		if tg.Observed.Platform != "" {
+			t.Errorf("%s: platform %q with nodes forbidden", tg.Observed.Name, tg.Observed.Platform)
+		}
+	}
+}
+
+// TestAgentlessECSPlatform: a task's platform is its cpu-architecture
+// attribute on its platform family's OS, and a container is judged on it.
+func TestAgentlessECSPlatform(t *testing.T) {
+	f := awsfake.NewAWS(t)
+	task := func(id, arch, family string, d manifest.Digest) awsfake.ECSTask {
+		return awsfake.ECSTask{ARN: "arn:aws:ecs:us-east-1:123456789012:task/prod/" + id, CPUArchitecture: arch, PlatformFamily: family,
+			Containers: []awsfake.ECSContainer{{Name: "web", Image: webRef, ImageDigest: d.String()}}}
+	}
+	f.ECSServices = map[string][]awsfake.ECSTask{"prod/web": {
+		task("fargate", "arm64", "Linux", fleettest.Arm64Cfg),
+		task("windows", "x86_64", "WINDOWS_SERVER_2022_CORE", fleettest.Index),
+		task("unknown", "", "", fleettest.Index),
+		task("elsewhere", "arm64", "", fleettest.Amd64),
+	}}
+	ctx := context.Background()
+	targets, err := fleet.Discover(ctx, []string{"ecs:prod/web"}, fleet.DiscoverOptions{ECS: ecsClient(f)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"fargate/web": "linux/arm64", "windows/web": "windows/amd64", "unknown/web": "", "elsewhere/web": "linux/arm64"}
+	for _, tg := range targets {
+		if got := tg.Observed.Platform; got != want[tg.Observed.Name] {
+			t.Errorf("%s: platform %q, want %q", tg.Observed.Name, got, want[tg.Observed.Name])
+		}
+	}
+	r, _ := fleet.Check(ctx, fleettest.Signed(t, 7), targets, fleet.Options{})
+	var divergent []string
+	for _, in := range r.Divergent {
+		divergent = append(divergent, in.Name)
+	}
+	// The index holds no windows/amd64; the amd64 manifest is not arm64's.
+	if strings.Join(divergent, " ") != "windows/web elsewhere/web" {
+		t.Errorf("divergent = %q, want the windows task and the amd64 manifest on arm64", divergent)
+	}
+}

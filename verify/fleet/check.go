@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/agentapi"
+	"github.com/lockstep-dev/lockstep/internal/imagename"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
@@ -52,6 +53,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Names normalises the repositories of agentless targets' images
+	// (registry aliases); the zero value has none.
+	Names imagename.Names
 }
 
 func (o *Options) defaults() {
@@ -119,7 +123,7 @@ func Check(ctx context.Context, m *manifest.Signed, targets []Target, o Options)
 
 func (o *Options) instance(ctx context.Context, hc *http.Client, m *manifest.Signed, t Target) Instance {
 	if t.Observed != nil {
-		return observedInstance(m.Manifest, t)
+		return observedInstance(m.Manifest, t, o.Names)
 	}
 	in := Instance{Name: t.InstanceID, InstanceID: t.InstanceID, Target: t.URL, Spec: t.Spec}
 	if in.Name == "" {

@@ -65,22 +65,39 @@ func ecsTargets(spec string, task ecstypes.Task) []Target {
 	if i := strings.LastIndex(id, "/"); i >= 0 {
 		id = id[i+1:]
 	}
-	platform := ""
-	for _, a := range task.Attributes {
-		if deref(a.Name) == "ecs.cpu-architecture" && ecsArch[deref(a.Value)] != "" {
-			platform = "linux/" + ecsArch[deref(a.Value)]
-		}
-	}
+	platform := ecsPlatform(task)
 	var out []Target
 	for _, c := range task.Containers {
 		// A digest ECS cannot report (a container not yet pulled) stays
 		// zero: the report says it could not be observed.
 		d, _ := manifest.ParseDigest(deref(c.ImageDigest))
 		out = append(out, Target{URL: deref(task.TaskArn), Spec: spec, Observed: &Observed{
-			Name: id + "/" + deref(c.Name), Image: deref(c.Image), Running: d, Platform: platform,
+			Name: id + "/" + deref(c.Name), Container: deref(c.Name), Image: deref(c.Image), Running: d, Platform: platform,
 		}})
 	}
 	return out
+}
+
+// ecsPlatform is a task's os/arch as ECS reports it: the
+// ecs.cpu-architecture attribute, and the platform family (Fargate's
+// runtimePlatform: "Linux", "WINDOWS_SERVER_2022_CORE", ...; linux when
+// ECS gives none, as on EC2 Linux container instances). "" when the
+// architecture is not reported or not one of ecsArch.
+func ecsPlatform(task ecstypes.Task) string {
+	arch := ""
+	for _, a := range task.Attributes {
+		if deref(a.Name) == "ecs.cpu-architecture" {
+			arch = ecsArch[deref(a.Value)]
+		}
+	}
+	if arch == "" {
+		return ""
+	}
+	os := "linux"
+	if strings.HasPrefix(strings.ToUpper(deref(task.PlatformFamily)), "WINDOWS") {
+		os = "windows"
+	}
+	return os + "/" + arch
 }
 
 // ecsError makes a missing cluster or service an input error and any other

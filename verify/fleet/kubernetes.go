@@ -25,8 +25,20 @@ type PodLister interface {
 	ListPods(ctx context.Context, namespace, selector string, limit int64, continueToken string) (*corev1.PodList, error)
 }
 
+// NodeGetter is the Kubernetes call Discover makes, when its PodLister
+// has it, for the platform of the node a pod runs on: GET
+// /api/v1/nodes/NAME (status.nodeInfo's operatingSystem and
+// architecture). An answer 404 wraps ErrNotFound, 403 ErrForbidden: the
+// platform is then not known (the documented Role lists pods only).
+type NodeGetter interface {
+	GetNode(ctx context.Context, name string) (*corev1.Node, error)
+}
+
 // ErrNotFound is what a PodLister wraps when the API answers 404.
 var ErrNotFound = errors.New("not found")
+
+// ErrForbidden is what a NodeGetter wraps when the API answers 403.
+var ErrForbidden = errors.New("forbidden")
 
 // pods reads every pod of a namespace, page by page, and returns one
 // target per container with the digest its runtime reports.
@@ -40,6 +52,7 @@ func (o DiscoverOptions) pods(ctx context.Context, spec, arg string) ([]Target, 
 	}
 	var out []Target
 	token := ""
+	platforms := map[string]string{}
 	for {
 		list, err := o.Kubernetes.ListPods(ctx, namespace, selector, DefaultPodPage, token)
 		if errors.Is(err, ErrNotFound) {
@@ -52,7 +65,11 @@ func (o DiscoverOptions) pods(ctx context.Context, spec, arg string) ([]Target, 
 			if p.Status.Phase != corev1.PodRunning {
 				continue
 			}
-			out = append(out, podTargets(spec, &p)...)
+			platform, err := o.nodePlatform(ctx, platforms, p.Spec.NodeName)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, podTargets(spec, &p, platform)...)
 		}
 		token = list.Continue
 		if token == "" {
@@ -61,7 +78,34 @@ func (o DiscoverOptions) pods(ctx context.Context, spec, arg string) ([]Target, 
 	}
 }
 
-func podTargets(spec string, p *corev1.Pod) []Target {
+// nodePlatform is the os/arch of a node as the API reports it, asked once
+// a node (seen caches it); "" when the client cannot ask, the node is not
+// known or may not be read.
+func (o DiscoverOptions) nodePlatform(ctx context.Context, seen map[string]string, node string) (string, error) {
+	ng, ok := o.Kubernetes.(NodeGetter)
+	if !ok || node == "" {
+		return "", nil
+	}
+	if p, ok := seen[node]; ok {
+		return p, nil
+	}
+	n, err := ng.GetNode(ctx, node)
+	switch {
+	case errors.Is(err, ErrNotFound) || errors.Is(err, ErrForbidden):
+		seen[node] = ""
+		return "", nil
+	case err != nil:
+		return "", verdict.Unavailable("kubernetes", fmt.Errorf("getting node %s: %w", node, err))
+	}
+	p := ""
+	if info := n.Status.NodeInfo; info.OperatingSystem != "" && info.Architecture != "" {
+		p = info.OperatingSystem + "/" + info.Architecture
+	}
+	seen[node] = p
+	return p, nil
+}
+
+func podTargets(spec string, p *corev1.Pod, platform string) []Target {
 	image := map[string]string{}
 	for _, c := range p.Spec.Containers {
 		image[c.Name] = c.Image
@@ -73,7 +117,8 @@ func podTargets(spec string, p *corev1.Pod) []Target {
 			ref = cs.Image
 		}
 		out = append(out, Target{URL: "k8s:" + p.Namespace + "/" + p.Name, Spec: spec, Observed: &Observed{
-			Name: p.Namespace + "/" + p.Name + "/" + cs.Name, Image: ref, Running: imageIDDigest(cs.ImageID),
+			Name: p.Namespace + "/" + p.Name + "/" + cs.Name, Container: cs.Name, Image: ref, Running: imageIDDigest(cs.ImageID),
+			Platform: platform,
 		}})
 	}
 	return out

@@ -25,9 +25,10 @@ import (
 // slsa02Predicate is an SLSA v0.2 predicate naming repo at commit.
 func slsa02Predicate(repo, commit string) map[string]any {
 	return map[string]any{
-		"builder":   map[string]any{"id": "https://github.com/slsa-framework/slsa-github-generator/.github/workflows/builder.yml@refs/tags/v1.9.0"},
-		"buildType": "https://github.com/slsa-framework/slsa-github-generator/container@v1",
-		"materials": []any{map[string]any{"uri": "git+" + repo + "@refs/heads/main", "digest": map[string]string{"sha1": commit}}},
+		"builder":    map[string]any{"id": "https://github.com/slsa-framework/slsa-github-generator/.github/workflows/builder.yml@refs/tags/v1.9.0"},
+		"buildType":  "https://github.com/slsa-framework/slsa-github-generator/container@v1",
+		"invocation": map[string]any{"configSource": map[string]any{"uri": "git+" + repo + "@refs/heads/main", "digest": map[string]string{"sha1": commit}, "entryPoint": ".github/workflows/release.yml"}},
+		"materials":  []any{map[string]any{"uri": "git+" + repo + "@refs/heads/main", "digest": map[string]string{"sha1": commit}}},
 	}
 }
 
@@ -59,6 +60,15 @@ func TestCosignAttestations(t *testing.T) {
 	otherCommit := predicate("other-commit.json", sigtest.SLSAv1Predicate(repo, commit2))
 	otherRepo := predicate("other-repo.json", sigtest.SLSAv1Predicate("https://github.com/evil/store", commit))
 	custom := predicate("custom.json", map[string]any{"scan": "clean"})
+	// Issue 35, item 3: our repository and commit only among what a build
+	// of something else used.
+	foreign := sigtest.SLSAv1Predicate("https://github.com/evil/builder", commit2)
+	bd := foreign["buildDefinition"].(map[string]any)
+	bd["resolvedDependencies"] = append(bd["resolvedDependencies"].([]map[string]any), map[string]any{"uri": "git+" + repo + "@refs/heads/main", "digest": map[string]string{"gitCommit": commit}})
+	usedByOther := predicate("used-by-other.json", foreign)
+	materials02 := slsa02Predicate(repo, commit)
+	materials02["invocation"] = map[string]any{"configSource": map[string]any{"uri": "git+https://github.com/evil/builder@refs/heads/main", "digest": map[string]string{"sha1": commit2}}}
+	usedByOther02 := predicate("used-by-other-02.json", materials02)
 
 	for _, reg := range []struct {
 		name      string
@@ -83,6 +93,8 @@ func TestCosignAttestations(t *testing.T) {
 				{"another commit", dir, []string{"--type", "slsaprovenance1", "--predicate", otherCommit}, provenance.CheckCommit},
 				{"another commit, bundle", dir, []string{"--type", "slsaprovenance1", "--predicate", otherCommit, "--new-bundle-format"}, provenance.CheckCommit},
 				{"another repository", dir, []string{"--type", "slsaprovenance1", "--predicate", otherRepo}, provenance.CheckRepository},
+				{"ours among the dependencies of another build", dir, []string{"--type", "slsaprovenance1", "--predicate", usedByOther}, provenance.CheckRepository},
+				{"ours among the materials of another build, bundle", dir, []string{"--type", "slsaprovenance02", "--predicate", usedByOther02, "--new-bundle-format"}, provenance.CheckRepository},
 				{"another key", otherDir, []string{"--type", "slsaprovenance1", "--predicate", good1}, provenance.CheckSignature},
 				{"another key, bundle", otherDir, []string{"--type", "slsaprovenance1", "--predicate", good1, "--new-bundle-format"}, provenance.CheckSignature},
 				{"a predicate of another type", dir, []string{"--type", "custom", "--predicate", custom}, provenance.CheckPredicateType},

@@ -16,9 +16,13 @@
 // (a key, or a keyless identity against a trusted root, offline, as
 // verify/imagesig checks image signatures), the statement's type
 // (in-toto), its subject (it names the pinned digest), its predicate type
-// (SLSA provenance v1 or v0.2), and the source repository and commit in
-// the predicate (v1: buildDefinition.resolvedDependencies[].uri and
-// .digest.gitCommit; v0.2: materials[].uri and .digest.sha1), which must
+// (SLSA provenance v1 or v0.2), and the build's own source repository and
+// commit, read where its builder writes them (v0.2:
+// invocation.configSource; v1, by buildType: GitHub Actions'
+// externalParameters.workflow, GitLab Runner's externalParameters.source,
+// Cloud Build's externalParameters.buildConfigSource, BuildKit's
+// externalParameters.configSource, with the commit from the resolved
+// dependency of that same repository), which must
 // equal the release's. One attestation that passes every check is enough
 // for a digest; others beside it, good or bad, change nothing, and an
 // attestation never counts for a digest it does not name.

@@ -15,6 +15,10 @@ func New() *cli.App {
 		Usage:                "verify that the fleet runs exactly the release that was shipped",
 		Version:              Version,
 		EnableBashCompletion: true,
+		// A list flag's value is one item, whatever it holds: a label
+		// selector (k8s:store/app=web,tier!=canary, app in (a,b)), a
+		// URL or a path may hold commas. Repeat the flag for more.
+		DisableSliceFlagSeparator: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{
 				Name:    "log-level",

@@ -423,17 +423,9 @@ func TestAttackNames(t *testing.T) {
 	}
 	man := filepath.Join(dir, "release.json")
 	os.WriteFile(man, raw, 0o644)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		code, _ := runWebhookCLI(ctx, "webhook", "--listen", addr, "--tls-cert", cert, "--tls-key", key, "--manifest", man, "--release", "store-web",
-			"--insecure-allow-unsigned", "--unmanaged", "allow", "--registry-alias", "registry-lockstep.internal=registry.lockstep.test",
-			"--registry-alias", "10.9.8.7:443=registry.lockstep.test")
-		done <- code
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	client := webhookClient(pool)
-	waitReady(t, client, "https://"+addr+"/readyz", exitedOf(done))
+	client := serveWebhook(t, addr, pool, "--tls-cert", cert, "--tls-key", key, "--manifest", man, "--release", "store-web",
+		"--insecure-allow-unsigned", "--unmanaged", "allow", "--registry-alias", "registry-lockstep.internal=registry.lockstep.test",
+		"--registry-alias", "10.9.8.7:443=registry.lockstep.test")
 
 	other := "sha256:" + strings.Repeat("ee", 32)
 	pod := func(images ...string) string {

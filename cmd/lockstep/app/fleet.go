@@ -53,6 +53,7 @@ func fleetCheckCommand() *cli.Command {
 		&cli.StringFlag{Name: "client-cert", Usage: "PEM client certificate for agents that require one"},
 		&cli.StringFlag{Name: "client-key", Usage: "PEM key of --client-cert"},
 		&cli.StringFlag{Name: "region", Usage: "AWS region for discovery (default: the SDK's configuration)", EnvVars: []string{"AWS_REGION"}},
+		registryAliasFlag(),
 		&cli.StringFlag{Name: "kubeconfig", Usage: "kubeconfig for k8s:NAMESPACE[/SELECTOR] targets (default: $KUBECONFIG, the in-cluster service account, then ~/.kube/config)"},
 		&cli.StringFlag{Name: "report", Usage: "also write the JSON report to this file (for gc --in-use)"},
 		allowLinkLocalFlag(),
@@ -125,6 +126,10 @@ func fleetRunFromFlags(ctx context.Context, c *cli.Context) (*manifest.Signed, f
 	if s := c.String("agent-scheme"); s != "http" && s != "https" {
 		return nil, o, usage(fmt.Errorf("--agent-scheme %q: want http or https", s))
 	}
+	names, err := namesFromFlags(c)
+	if err != nil {
+		return nil, o, err
+	}
 	m, err := fleetManifest(ctx, c)
 	if err != nil {
 		return nil, o, err
@@ -146,7 +151,7 @@ func fleetRunFromFlags(ctx context.Context, c *cli.Context) (*manifest.Signed, f
 	}
 	o.Check = fleet.Options{
 		Client: client, Concurrency: c.Int("concurrency"), Timeout: c.Duration("timeout"),
-		MaxUnreachable: c.Float64("max-unreachable"), Token: token, Logger: logger(c),
+		MaxUnreachable: c.Float64("max-unreachable"), Token: token, Logger: logger(c), Names: names,
 	}
 	o.ReportFile = c.String("report")
 	return m, o, nil

@@ -23,6 +23,57 @@ func TestFleetCheckCLIAgentless(t *testing.T) {
 	fakeAWSEnv(t, aws.URL)
 	kf := kubefake.New(t)
 	kf.Pods = []corev1.Pod{kubefake.Pod("store", "web-1", nil, "registry.example/store/web:v1", fleettest.Amd64Cfg.String())}
+	kubeconfig := writeKubeconfig(t, kf)
+	t.Setenv("KUBECONFIG", "")
+	m, _ := fleetFixture(t)
+	code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--release", "store-web",
+		"--targets", "ecs:prod/web", "--targets", "k8s:store", "--kubeconfig", kubeconfig)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "2 read from an orchestrator without an agent") || !strings.Contains(out, "     2  match     running "+fleettest.Index.String()+"  assets not visible (agentless)") {
+		t.Errorf("report:\n%s\nwant the ECS and Kubernetes containers as one agentless group", out)
+	}
+	code, _, errOut = runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--release", "store-web",
+		"--targets", "k8s:store", "--kubeconfig", filepath.Join(t.TempDir(), "missing"))
+	if code != ExitInvalid {
+		t.Errorf("a missing kubeconfig: exit %d, want %d\n%s", code, ExitInvalid, errOut)
+	}
+}
+
+// TestFleetCheckSelectorCommas (issue 37): a label selector holds commas
+// (docs/fleet.md's k8s:store/app=web,tier!=canary, a set "app in
+// (web,api)"): --targets and the arguments take it whole, exit 0, and the
+// API server is asked for exactly that selector.
+func TestFleetCheckSelectorCommas(t *testing.T) {
+	kf := kubefake.New(t)
+	kf.Pods = []corev1.Pod{
+		kubefake.Pod("store", "web-1", map[string]string{"app": "web", "tier": "main"}, "registry.example/store/web:v1", fleettest.Amd64Cfg.String()),
+		// Divergent, and left out by every selector below.
+		kubefake.Pod("store", "web-canary", map[string]string{"app": "web", "tier": "canary"}, "registry.example/store/web:v1", fleettest.Repushed.String()),
+	}
+	kubeconfig := writeKubeconfig(t, kf)
+	m, _ := fleetFixture(t)
+	for _, sel := range []string{"app=web,tier!=canary", "app in (web,api),tier notin (canary)", "app,tier!=canary"} {
+		for _, how := range [][]string{{"--targets", "k8s:store/" + sel}, {"k8s:store/" + sel}} {
+			before := len(kf.Requests())
+			args := append([]string{"fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--release", "store-web", "--kubeconfig", kubeconfig}, how...)
+			code, out, errOut := runFleetCLI(t, args...)
+			if code != ExitOK || !strings.Contains(out, "     1  match") {
+				t.Errorf("%q: exit %d, want %d and web-1 alone\n%s\n%s", how, code, ExitOK, out, errOut)
+			}
+			for _, q := range kf.Requests()[before:] {
+				if got := q.URL.Query().Get("labelSelector"); got != sel {
+					t.Errorf("%q: the API server was asked for labelSelector %q, want %q", how, got, sel)
+				}
+			}
+		}
+	}
+}
+
+// writeKubeconfig writes a kubeconfig for the fake's server and token.
+func writeKubeconfig(t *testing.T, kf *kubefake.API) string {
+	t.Helper()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -39,19 +90,5 @@ users:
 `, kf.URL, kubefake.Token)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("KUBECONFIG", "")
-	m, _ := fleetFixture(t)
-	code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--release", "store-web",
-		"--targets", "ecs:prod/web", "--targets", "k8s:store", "--kubeconfig", kubeconfig)
-	if code != ExitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
-	}
-	if !strings.Contains(out, "2 read from an orchestrator without an agent") || !strings.Contains(out, "     2  match     running "+fleettest.Index.String()+"  assets not visible (agentless)") {
-		t.Errorf("report:\n%s\nwant the ECS and Kubernetes containers as one agentless group", out)
-	}
-	code, _, errOut = runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--release", "store-web",
-		"--targets", "k8s:store", "--kubeconfig", filepath.Join(t.TempDir(), "missing"))
-	if code != ExitInvalid {
-		t.Errorf("a missing kubeconfig: exit %d, want %d\n%s", code, ExitInvalid, errOut)
-	}
+	return kubeconfig
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what lockstep's tests need, where it is missing: Debian's
 # docker-registry, nginx, wrk, hey, Ceph (radosgw), gcc (for go test
-# -race), and containerd 1.6, runc and docker.io 20.10 (the container
+# -race), Chromium (the browser oracle: internal/browsertest), and containerd 1.6, runc and docker.io 20.10 (the container
 # runtimes the running sources are tested against, started by
 # scripts/runtimes.sh: the tests start daemons of their own and never use
 # a system one), and, from the Go module proxy, the cosign CLI, staticcheck and
@@ -27,6 +27,8 @@ have gcc || need+=(gcc libc6-dev) # go test -race needs cgo
 have containerd || need+=(containerd)
 have runc || need+=(runc)
 have dockerd || need+=(docker.io)
+# The browser oracle (internal/browsertest): Debian's Chromium, headless.
+have chromium || need+=(chromium)
 # The system's roots: bench/roots.sh (in bench/run.sh) loads them.
 [ -e /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
 if [ ${#need[@]} -gt 0 ]; then

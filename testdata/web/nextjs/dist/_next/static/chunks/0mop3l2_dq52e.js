@@ -1,0 +1,1 @@
+(globalThis.TURBOPACK||(globalThis.TURBOPACK=[])).push(["object"==typeof document?document.currentScript:void 0,83866,a=>{"use strict";var b=a.i(91398),c=a.i(18783);a.s(["default",0,function(){return(0,b.jsx)("div",{className:c.default.chart,children:"chart"})}])},21225,function(a){a.n(a.i(83866))},18783,a=>{a.v({chart:"rFtKoG_chart"})}]);

@@ -1,0 +1,6 @@
+__turbopack_load_page_chunks__("/docs/setup", [
+  "static/chunks/329bkbvhzb3nh.js",
+  "static/chunks/0h__6kh36aa07.js",
+  "static/chunks/34iadwiy_k_kf.js",
+  "static/chunks/turbopack-1aa3j7rwwv161.js"
+])

@@ -1,0 +1,1 @@
+(globalThis.TURBOPACK||(globalThis.TURBOPACK=[])).push(["object"==typeof document?document.currentScript:void 0,90153,a=>{"use strict";var b=a.i(43476),c=a.i(1058);a.s(["default",0,function(){return(0,b.jsx)("div",{className:c.default.chart,children:"chart"})}])},88856,function(a){a.n(a.i(90153))},1058,a=>{a.v({chart:"rFtKoG_chart"})}]);

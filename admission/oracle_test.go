@@ -60,6 +60,40 @@ type oracleFixture struct {
 var oracleFixtures = []oracleFixture{
 	{name: "vite-react", lists: []string{".vite/manifest.json"}},
 	{name: "webpack", publicPath: "/static/", lists: []string{"asset-manifest.json", "assets-manifest.json"}},
+	{name: "nextjs", cdn: "https://cdn.example.test/next/", known: []string{
+		// Class 4: Turbopack's chunk lists name "static/chunks/…",
+		// relative to the runtime's base (assetPrefix + /_next/), not to
+		// the file; the runtime (turbopack-1aa3j7rwwv161.js) loads them.
+		"/ unchecked cdn /next/_next/static/chunks/1b1dmvhb2wmok.css",
+		"/ unchecked cdn /next/_next/static/chunks/1vit2duz4v_85.js",
+		"/docs unchecked cdn /next/_next/static/chunks/0mop3l2_dq52e.js",
+		"/docs unchecked cdn /next/_next/static/chunks/1b1dmvhb2wmok.css",
+		// Class 1: the app router prefetches every linked route (its
+		// document, its RSC payloads on the instance, and the chunks its
+		// HTML names), which only the linked page reaches.
+		"/ unchecked cdn /next/_next/static/chunks/2-ue40fbvxqhl.js",
+		"/ unchecked instance /about",
+		"/ unchecked instance /docs",
+		"/about unchecked cdn /next/_next/static/chunks/1bhy7vfpfrycg.css",
+		"/about unchecked cdn /next/_next/static/chunks/1dwlg2jc3hfb4.js",
+		"/about unchecked instance /",
+		"/about unchecked instance /tile.png",
+		// Classes 1 and 5: the RSC payloads of a prefetched route, on the
+		// instance; their names (__next.about.__PAGE__.txt) are in no
+		// file: the router builds them from the route's segments.
+		"/ unchecked instance /about/__next._tree.txt",
+		"/ unchecked instance /about/__next.about.__PAGE__.txt",
+		"/about unchecked instance /__next.__PAGE__.txt",
+		"/about unchecked instance /__next._tree.txt",
+		// Class 3: the pages router's _buildManifest.js names each
+		// route's chunks; its page loader (0h__6kh36aa07.js) prefetches
+		// those of every linked route.
+		"/docs unchecked cdn /next/_next/static/chunks/1qtjvhdg3bxf_.js",
+		"/docs unchecked cdn /next/_next/static/chunks/329bkbvhzb3nh.js",
+		"/docs/setup unchecked cdn /next/_next/static/chunks/0hiq87pxu9bf5.js",
+		"/docs/setup unchecked cdn /next/_next/static/chunks/1bhy7vfpfrycg.css",
+		"/docs/setup unchecked cdn /next/_next/static/chunks/2x36qip6_j_86.js",
+	}},
 }
 
 // TestBrowserOracle: a real browser is the judge of the asset graph. Each

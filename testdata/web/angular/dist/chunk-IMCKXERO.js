@@ -1,0 +1,1 @@
+import{Ea as a,Fa as o,Ha as r,qa as n}from"./chunk-ETITE4JA.js";var c=class e{static \u0275fac=function(t){return new(t||e)};static \u0275cmp=n({type:e,selectors:[["app-chart"]],decls:2,vars:0,consts:[[1,"chart"]],template:function(t,i){t&1&&(a(0,"div",0),r(1,"chart"),o())},styles:[".chart[_ngcontent-%COMP%]{color:#963;outline:1px dashed #963}"]})};export{c as Chart};

@@ -48,6 +48,13 @@ type oracleFixture struct {
 	// browser's CA. "" is a CDN of the test's own, http://127.0.0.1:PORT
 	// followed by publicPath.
 	cdn string
+	// spa: the instance answers a path that is no file with index.html,
+	// as a single-page app's server does (its client routes).
+	spa bool
+	// stay keeps each page open at least this long (a visitor who
+	// stays): for what starts late, as Angular's service worker
+	// (registerWhenStable:30000).
+	stay time.Duration
 	// known are the gaps the oracle knows of (see oracleGap), each
 	// "PAGE GAP"; the test fails on a gap that is not listed, and on a
 	// listed one that is no longer a gap, so that the list only
@@ -60,6 +67,36 @@ type oracleFixture struct {
 var oracleFixtures = []oracleFixture{
 	{name: "vite-react", lists: []string{".vite/manifest.json"}},
 	{name: "webpack", publicPath: "/static/", lists: []string{"asset-manifest.json", "assets-manifest.json"}},
+	{name: "angular", cdn: "https://cdn.example.test/ng/", spa: true, stay: 32 * time.Second, known: []string{
+		// Classes 4 and 5: provideServiceWorker('ngsw-worker.js') in
+		// main.js, a string the JavaScript reader skips, registered
+		// against the document's base: on the instance, not the CDN.
+		"/ unchecked instance /ngsw-worker.js",
+		"/report unchecked instance /ngsw-worker.js",
+		// Classes 3 and 5: the service worker fetches ngsw.json, then
+		// every file its asset groups prefetch, at its own scope: the
+		// instance serves (and must serve) the app shell that the pages
+		// load from the CDN.
+		"/ unchecked instance /ngsw.json",
+		"/ unchecked instance /chunk-ETITE4JA.js",
+		"/ unchecked instance /chunk-IMCKXERO.js",
+		"/ unchecked instance /chunk-UGKFDJOQ.js",
+		"/ unchecked instance /index.html",
+		"/ unchecked instance /main-7B27JSHH.js",
+		"/ unchecked instance /styles-OPCPEDXL.css",
+		"/report unchecked instance /ngsw.json",
+		"/report unchecked instance /chunk-ETITE4JA.js",
+		"/report unchecked instance /chunk-IMCKXERO.js",
+		"/report unchecked instance /chunk-UGKFDJOQ.js",
+		"/report unchecked instance /index.html",
+		"/report unchecked instance /main-7B27JSHH.js",
+		"/report unchecked instance /styles-OPCPEDXL.css",
+		// Class 4: the lazy route's component styles are a stylesheet
+		// inside a JavaScript string (chunk-UGKFDJOQ.js: styles:['@font-face
+		// {…src:url("https://cdn.example.test/ng/media/…")…']).
+		"/report unchecked cdn /ng/media/fixture-UABVN2JS.woff2",
+		"/report unchecked cdn /ng/media/tile-S7MOP3PH.png",
+	}},
 	{name: "nextjs", cdn: "https://cdn.example.test/next/", known: []string{
 		// Class 4: Turbopack's chunk lists name "static/chunks/…",
 		// relative to the runtime's base (assetPrefix + /_next/), not to
@@ -125,10 +162,7 @@ func TestBrowserOracle(t *testing.T) {
 	for _, fx := range oracleFixtures {
 		t.Run(fx.name, func(t *testing.T) {
 			o := deployForOracle(t, b, fx)
-			var gaps []string
-			for _, page := range o.pages {
-				gaps = append(gaps, o.judge(t, page)...)
-			}
+			gaps := o.crawl(t)
 			found := map[string]bool{}
 			for _, g := range gaps {
 				found[g] = true
@@ -181,7 +215,8 @@ func TestBrowserOracle(t *testing.T) {
 				tc.edit(o.m)
 				o.write(t)
 				var keys []string
-				for _, g := range o.judge(t, "/") {
+				gaps, _ := o.judge(t, "/", 0)
+				for _, g := range gaps {
 					keys = append(keys, gapKey(g))
 				}
 				slices.Sort(keys)
@@ -234,7 +269,11 @@ func deployForOracle(t *testing.T, b *browsertest.Browser, fx oracleFixture) *or
 		return fmt.Sprintf("location ^~ %s { alias %s/; }", at, dist)
 	}
 	cors := "add_header Access-Control-Allow-Origin * always;"
-	o.instance = testenv.Nginx(t, dist, "index index.html;", "location / { try_files $uri $uri.html $uri/ =404; }", serveAt(pub))
+	fallback := "=404"
+	if fx.spa {
+		fallback = "/index.html"
+	}
+	o.instance = testenv.Nginx(t, dist, "index index.html;", "location / { try_files $uri $uri.html $uri/ "+fallback+"; }", serveAt(pub))
 	if fx.cdn == "" {
 		local := testenv.Nginx(t, dist, cors, serveAt(pub))
 		o.cdnBase, _ = url.Parse(local + pub)
@@ -350,14 +389,53 @@ func urlKey(scheme, host, p string) string {
 	return strings.ToLower(scheme) + "://" + strings.ToLower(host) + p
 }
 
+// maxPages bounds a crawl.
+const maxPages = 100
+
+// crawl judges every page of the build and every page their links lead
+// to on the instance (a single-page app's client routes), and returns
+// their gaps.
+func (o *oracleDeployment) crawl(t *testing.T) []string {
+	t.Helper()
+	queue := slices.Clone(o.pages)
+	seen := map[string]bool{}
+	for _, p := range queue {
+		seen[p] = true
+	}
+	inst, _ := url.Parse(o.instance)
+	var gaps []string
+	for len(queue) > 0 {
+		page := queue[0]
+		queue = queue[1:]
+		g, links := o.judge(t, page, o.fx.stay)
+		gaps = append(gaps, g...)
+		for _, l := range links {
+			u, err := url.Parse(l)
+			if err != nil || !strings.EqualFold(u.Host, inst.Host) || seen[u.Path] {
+				continue
+			}
+			// A link to a file that is no page (robots.txt, an image).
+			if rel, ok := o.file(strings.TrimPrefix(u.Path, "/")); ok && !strings.HasSuffix(rel, ".html") {
+				continue
+			}
+			seen[u.Path] = true
+			if len(seen) > maxPages {
+				t.Fatalf("over %d pages: %s", maxPages, u.Path)
+			}
+			queue = append(queue, u.Path)
+		}
+	}
+	return gaps
+}
+
 // judge probes page with the gate, loads it in the browser, and returns
-// its gaps, each "PAGE KIND ORIGIN PATH (details)":
+// its links and its gaps, each "PAGE KIND ORIGIN PATH (details)":
 //   - refused KIND SUBJECT: the gate refused the correct deployment;
 //   - unchecked ORIGIN PATH: the browser loaded a file of the release
 //     there that the gate does not check there;
 //   - unrecorded ORIGIN PATH: the browser loaded a file of the build
 //     that the manifest does not hold.
-func (o *oracleDeployment) judge(t *testing.T, page string) []string {
+func (o *oracleDeployment) judge(t *testing.T, page string, stay time.Duration) (gaps, links []string) {
 	t.Helper()
 	ctx := context.Background()
 	rc := &recordingChecker{CDNChecker: cdngate.Checker{}, checked: map[string]bool{}}
@@ -370,16 +448,16 @@ func (o *oracleDeployment) judge(t *testing.T, page string) []string {
 		Timeout: 60 * time.Second,
 		Rand:    rand.New(rand.NewPCG(1, 2)),
 	})
-	var gaps []string
 	for _, f := range d.Findings {
 		if f.Severity == admission.Refuse {
 			gaps = append(gaps, fmt.Sprintf("%s refused %s %s (%s)", page, f.Kind, f.Subject, f.Message))
 		}
 	}
-	reqs, err := o.b.Load(ctx, o.instance+page, browsertest.LoadOptions{Hosts: o.hosts})
+	loadedPage, err := o.b.Load(ctx, o.instance+page, browsertest.LoadOptions{Hosts: o.hosts, Stay: stay})
 	if err != nil {
 		t.Fatalf("loading %s: %v", page, err)
 	}
+	reqs := loadedPage.Requests
 	inst, _ := url.Parse(o.instance)
 	pub := o.fx.publicPath
 	if pub == "" {
@@ -432,7 +510,7 @@ func (o *oracleDeployment) judge(t *testing.T, page string) []string {
 		seen[g] = true
 		gaps = append(gaps, fmt.Sprintf("%s (%s %s, from the %s, by %s)", g, r.Type, r.URL, r.Target, r.Initiator))
 	}
-	return gaps
+	return gaps, loadedPage.Links
 }
 
 // file returns the file of the build that nginx serves for the URL path

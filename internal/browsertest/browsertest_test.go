@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,7 +22,7 @@ func TestLoad(t *testing.T) {
 	b := browsertest.Start(t)
 	files := map[string]string{
 		"/": `<!doctype html><html><head><link rel=stylesheet href=/site.css><script src=/app.js></script></head>
-<body><div style="height:5000px">tall</div><img loading=lazy src=/below.png width=10 height=10></body></html>`,
+<body><a href="/next#x">next</a><a href="https://elsewhere.example/">away</a><div style="height:5000px">tall</div><img loading=lazy src=/below.png width=10 height=10></body></html>`,
 		"/site.css": `@font-face{font-family:F;src:url(/f.woff2)} body{font-family:F}`,
 		"/app.js": `new Worker('/worker.js');
 navigator.serviceWorker.register('/sw.js');
@@ -56,10 +57,14 @@ var u=document.createElement('img');u.src='https://elsewhere.example/x.png';docu
 	cdn.StartTLS()
 	t.Cleanup(cdn.Close)
 	cu, _ := url.Parse(cdn.URL)
-	reqs, err := b.Load(context.Background(), site.URL+"/", browsertest.LoadOptions{Hosts: map[string]string{"cdn.example.test:443": cu.Host}})
+	page, err := b.Load(context.Background(), site.URL+"/", browsertest.LoadOptions{Hosts: map[string]string{"cdn.example.test:443": cu.Host}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if want := []string{site.URL + "/next#x", "https://elsewhere.example/"}; !slices.Equal(page.Links, want) {
+		t.Errorf("Links = %q, want %q", page.Links, want)
+	}
+	reqs := page.Requests
 	var all []string
 	for _, r := range reqs {
 		all = append(all, r.String())

@@ -2,6 +2,7 @@ package browsertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -19,7 +20,12 @@ type LoadOptions struct {
 	// Idle is how long no request may be in flight for the network to be
 	// idle: 500 ms by default.
 	Idle time.Duration
-	// Timeout bounds the whole load: 60 s by default. Requests still in
+	// Stay keeps the page open at least this long after the navigation
+	// before the last wait for idle: a visitor who stays, for what a page
+	// starts late (Angular registers its service worker when the app is
+	// stable or after 30 s).
+	Stay time.Duration
+	// Timeout bounds the whole load: 60 s by default, Stay added. Requests still in
 	// flight when it ends are returned with Pending set.
 	Timeout time.Duration
 }
@@ -67,13 +73,24 @@ func (r Request) outcome() string {
 	}
 }
 
+// Page is what a Load saw.
+type Page struct {
+	// Requests are every request the page and its frames and workers
+	// made, in the order they were made.
+	Requests []Request
+	// Links are the URLs of the page's links (<a href>, <area href>) at
+	// the end, absolute, each once, in document order: what a crawl
+	// follows.
+	Links []string
+}
+
 // Load opens url in a fresh browser context, waits until its network is
 // idle (no request in flight for opts.Idle), scrolls it to the bottom a
 // viewport at a time, waits until idle again, and returns every request
-// the page and its frames and workers made, in the order they were made.
-// Its error is for a load that could not be made (the browser gone, a
-// navigation refused); a page that answers an error status is no error.
-func (b *Browser) Load(ctx context.Context, url string, opts LoadOptions) ([]Request, error) {
+// the page and its frames and workers made, and its links. Its error is
+// for a load that could not be made (the browser gone, a navigation
+// refused); a page that answers an error status is no error.
+func (b *Browser) Load(ctx context.Context, url string, opts LoadOptions) (*Page, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if opts.Idle <= 0 {
@@ -82,7 +99,7 @@ func (b *Browser) Load(ctx context.Context, url string, opts LoadOptions) ([]Req
 	if opts.Timeout <= 0 {
 		opts.Timeout = 60 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout+opts.Stay)
 	defer cancel()
 	px, err := startProxy(opts.Hosts)
 	if err != nil {
@@ -121,6 +138,7 @@ func (b *Browser) Load(ctx context.Context, url string, opts LoadOptions) ([]Req
 	if _, err := (proto.PageNavigate{URL: url}).Call(page); err != nil {
 		return nil, fmt.Errorf("navigating to %s: %w", url, err)
 	}
+	stay := time.After(opts.Stay)
 	rec.waitIdle(ctx, opts.Idle, true)
 	// Scroll to the bottom, a viewport at a time, so that what loads when
 	// it becomes visible (lazy images, islands) loads.
@@ -136,7 +154,21 @@ func (b *Browser) Load(ctx context.Context, url string, opts LoadOptions) ([]Req
 		return nil, fmt.Errorf("scrolling %s: %w", url, err)
 	}
 	rec.waitIdle(ctx, opts.Idle, false)
-	return rec.requests(), nil
+	select {
+	case <-stay:
+	case <-ctx.Done():
+	}
+	rec.waitIdle(ctx, opts.Idle, false)
+	const links = `JSON.stringify([...new Set([...document.querySelectorAll('a[href], area[href]')].map(a => a.href))])`
+	res, err := proto.RuntimeEvaluate{Expression: links, ReturnByValue: true}.Call(page)
+	if err != nil {
+		return nil, fmt.Errorf("reading the links of %s: %w", url, err)
+	}
+	p := &Page{Requests: rec.requests()}
+	if err := json.Unmarshal([]byte(res.Result.Value.Str()), &p.Links); err != nil {
+		return nil, fmt.Errorf("reading the links of %s: %w", url, err)
+	}
+	return p, nil
 }
 
 // recorder keeps the requests of one load, from the events of every
@@ -146,7 +178,7 @@ type recorder struct {
 
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced on every change
-	sessions map[proto.TargetSessionID]string
+	sessions map[proto.TargetSessionID]session
 	targets  map[proto.TargetTargetID]proto.TargetSessionID
 	list     []*Request
 	inFlight map[key]*Request
@@ -154,13 +186,22 @@ type recorder struct {
 	last     time.Time
 }
 
+// session is an attached session: the kind of its target, and the
+// target (a service worker is attached twice, by the browser and by its
+// page, and both sessions report its requests, with the same ids).
+type session struct {
+	kind   string
+	target proto.TargetTargetID
+}
+
+// key is a request of a target.
 type key struct {
-	session proto.TargetSessionID
-	id      proto.NetworkRequestID
+	target proto.TargetTargetID
+	id     proto.NetworkRequestID
 }
 
 func newRecorder() *recorder {
-	return &recorder{changed: make(chan struct{}), sessions: map[proto.TargetSessionID]string{},
+	return &recorder{changed: make(chan struct{}), sessions: map[proto.TargetSessionID]session{},
 		targets: map[proto.TargetTargetID]proto.TargetSessionID{}, inFlight: map[key]*Request{}, last: time.Now()}
 }
 
@@ -179,7 +220,7 @@ func (r *recorder) handle(br *rod.Browser, msg *rod.Message) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	target, ours := r.sessions[msg.SessionID]
+	sess, ours := r.sessions[msg.SessionID]
 	if !ours {
 		return
 	}
@@ -193,15 +234,19 @@ func (r *recorder) handle(br *rod.Browser, msg *rod.Message) {
 	)
 	switch {
 	case msg.Load(&sent):
-		k := key{msg.SessionID, sent.RequestID}
-		if prev := r.inFlight[k]; prev != nil && sent.RedirectResponse != nil {
+		k := key{sess.target, sent.RequestID}
+		prev := r.inFlight[k]
+		if prev != nil && prev.URL == sent.Request.URL {
+			return // the same request, from the target's other session
+		}
+		if prev != nil && sent.RedirectResponse != nil {
 			prev.Status = sent.RedirectResponse.Status
 		}
-		req := &Request{URL: sent.Request.URL, Type: string(sent.Type), Initiator: initiator(sent.Initiator), Target: target}
+		req := &Request{URL: sent.Request.URL, Type: string(sent.Type), Initiator: initiator(sent.Initiator), Target: sess.kind}
 		r.list = append(r.list, req)
 		r.inFlight[k] = req
 	case msg.Load(&resp):
-		if req := r.inFlight[key{msg.SessionID, resp.RequestID}]; req != nil {
+		if req := r.inFlight[key{sess.target, resp.RequestID}]; req != nil {
 			// The answer is known: the request no longer holds the
 			// network busy (a worker's script never finishes on the
 			// page's session).
@@ -213,9 +258,9 @@ func (r *recorder) handle(br *rod.Browser, msg *rod.Message) {
 			}
 		}
 	case msg.Load(&finished):
-		delete(r.inFlight, key{msg.SessionID, finished.RequestID})
+		delete(r.inFlight, key{sess.target, finished.RequestID})
 	case msg.Load(&failed):
-		k := key{msg.SessionID, failed.RequestID}
+		k := key{sess.target, failed.RequestID}
 		if req := r.inFlight[k]; req != nil {
 			req.Failed = failed.ErrorText
 			if failed.BlockedReason != "" {
@@ -230,7 +275,7 @@ func (r *recorder) handle(br *rod.Browser, msg *rod.Message) {
 		}
 		delete(r.inFlight, k)
 	case msg.Load(&load):
-		if target == "page" {
+		if sess.kind == "page" {
 			r.loaded = true
 		}
 	default:
@@ -258,7 +303,7 @@ func (r *recorder) attach(br *rod.Browser, from proto.TargetSessionID, ev proto.
 		}
 	}
 	if ours {
-		r.sessions[ev.SessionID] = string(info.Type)
+		r.sessions[ev.SessionID] = session{string(info.Type), info.TargetID}
 		r.targets[info.TargetID] = ev.SessionID
 		r.touch()
 	}

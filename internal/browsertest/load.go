@@ -139,7 +139,7 @@ func (b *Browser) Load(ctx context.Context, url string, opts LoadOptions) (*Page
 		return nil, fmt.Errorf("navigating to %s: %w", url, err)
 	}
 	stay := time.After(opts.Stay)
-	rec.waitIdle(ctx, opts.Idle, true)
+	settle(ctx, page, rec, opts.Idle, true)
 	// Scroll to the bottom, a viewport at a time, so that what loads when
 	// it becomes visible (lazy images, islands) loads.
 	const scroll = `(async () => {
@@ -153,12 +153,12 @@ func (b *Browser) Load(ctx context.Context, url string, opts LoadOptions) (*Page
 	if _, err := (proto.RuntimeEvaluate{Expression: scroll, AwaitPromise: true}).Call(page); err != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("scrolling %s: %w", url, err)
 	}
-	rec.waitIdle(ctx, opts.Idle, false)
+	settle(ctx, page, rec, opts.Idle, false)
 	select {
 	case <-stay:
 	case <-ctx.Done():
 	}
-	rec.waitIdle(ctx, opts.Idle, false)
+	settle(ctx, page, rec, opts.Idle, false)
 	const links = `JSON.stringify([...new Set([...document.querySelectorAll('a[href], area[href]')].map(a => a.href))])`
 	res, err := proto.RuntimeEvaluate{Expression: links, ReturnByValue: true}.Call(page)
 	if err != nil {
@@ -169,6 +169,28 @@ func (b *Browser) Load(ctx context.Context, url string, opts LoadOptions) (*Page
 		return nil, fmt.Errorf("reading the links of %s: %w", url, err)
 	}
 	return p, nil
+}
+
+// settle waits until the page is settled: its network idle (see
+// waitIdle), then its main thread idle too (a requestIdleCallback, which
+// is also when frameworks prefetch), with no request made meanwhile. On a
+// busy machine a script can run longer than the idle time between two
+// requests; the main thread's idle callback waits it out.
+func settle(ctx context.Context, page *rod.Page, rec *recorder, idle time.Duration, load bool) {
+	const idleCallback = `new Promise(r => requestIdleCallback(() => setTimeout(r, 0), {timeout: 10000}))`
+	for range 20 {
+		rec.waitIdle(ctx, idle, load)
+		before := rec.count()
+		if _, err := (proto.RuntimeEvaluate{Expression: idleCallback, AwaitPromise: true}).Call(page); err != nil || ctx.Err() != nil {
+			return
+		}
+		if rec.count() == before {
+			rec.waitIdle(ctx, idle, load)
+			if rec.count() == before {
+				return
+			}
+		}
+	}
 }
 
 // recorder keeps the requests of one load, from the events of every
@@ -389,6 +411,13 @@ func (r *recorder) waitIdle(ctx context.Context, idle time.Duration, load bool) 
 		}
 		timer.Stop()
 	}
+}
+
+// count returns how many requests were made.
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.list)
 }
 
 // requests returns the requests made, those in flight marked pending.

@@ -9,19 +9,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockstep-dev/lockstep/internal/browsertest"
 )
 
 // TestLoad: every kind of request the oracle depends on is seen, with its
-// outcome: the document's own (a script, a font by CSS), one that loads
-// only when scrolled into view, a dedicated worker's fetch, a service
+// outcome: the document's own (a script, a font by CSS, a prefetch), one
+// that loads only when scrolled into view, a dedicated worker's fetch, a service
 // worker's fetch, a module script from a mapped HTTPS host with CORS, and
 // a refused unmapped host.
 func TestLoad(t *testing.T) {
 	b := browsertest.Start(t)
 	files := map[string]string{
-		"/": `<!doctype html><html><head><link rel=stylesheet href=/site.css><script src=/app.js></script></head>
+		"/": `<!doctype html><html><head><link rel=stylesheet href=/site.css><link rel=prefetch href=/later.js><script src=/app.js></script></head>
 <body><a href="/next#x">next</a><a href="https://elsewhere.example/">away</a><div style="height:5000px">tall</div><img loading=lazy src=/below.png width=10 height=10></body></html>`,
 		"/site.css": `@font-face{font-family:F;src:url(/f.woff2)} body{font-family:F}`,
 		"/app.js": `new Worker('/worker.js');
@@ -78,7 +79,7 @@ var u=document.createElement('img');u.src='https://elsewhere.example/x.png';docu
 		t.Errorf("no request for %s; the requests:\n%s", u, strings.Join(all, "\n"))
 		return nil
 	}
-	for _, p := range []string{"/", "/site.css", "/app.js", "/f.woff2", "/below.png", "/worker.js", "/sw.js"} {
+	for _, p := range []string{"/", "/site.css", "/app.js", "/f.woff2", "/below.png", "/worker.js", "/sw.js", "/later.js"} {
 		find(site.URL + p)
 	}
 	if r := find(site.URL + "/from-worker.json"); r != nil && r.Target != "worker" {
@@ -99,4 +100,33 @@ var u=document.createElement('img');u.src='https://elsewhere.example/x.png';docu
 	if r := find(site.URL + "/f.woff2"); r != nil && r.Type != "Font" {
 		t.Errorf("the font: %s", r)
 	}
+
+	// A request that is never answered: the load ends at its timeout,
+	// with the request pending.
+	t.Run("bounded by the timeout", func(t *testing.T) {
+		hang := make(chan struct{})
+		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/" {
+				w.Header().Set("Content-Type", "text/html")
+				w.Write([]byte(`<!doctype html><script>fetch('/never')</script>`))
+				return
+			}
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+			}
+		}))
+		t.Cleanup(func() { close(hang); slow.Close() })
+		start := time.Now()
+		page, err := b.Load(context.Background(), slow.URL+"/", browsertest.LoadOptions{Timeout: 3 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d > 15*time.Second {
+			t.Errorf("the load took %v with a 3 s timeout", d)
+		}
+		if !slices.ContainsFunc(page.Requests, func(r browsertest.Request) bool { return r.URL == slow.URL+"/never" && r.Pending }) {
+			t.Errorf("no pending request for /never: %v", page.Requests)
+		}
+	})
 }

@@ -99,8 +99,12 @@ func (b *Browser) Load(ctx context.Context, url string, opts LoadOptions) (*Page
 	if opts.Timeout <= 0 {
 		opts.Timeout = 60 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout+opts.Stay)
+	// The waits end at the timeout; the calls that read what was seen
+	// then have a little longer.
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout+opts.Stay+15*time.Second)
 	defer cancel()
+	waitCtx, cancelWait := context.WithTimeout(ctx, opts.Timeout+opts.Stay)
+	defer cancelWait()
 	px, err := startProxy(opts.Hosts)
 	if err != nil {
 		return nil, err
@@ -139,7 +143,8 @@ func (b *Browser) Load(ctx context.Context, url string, opts LoadOptions) (*Page
 		return nil, fmt.Errorf("navigating to %s: %w", url, err)
 	}
 	stay := time.After(opts.Stay)
-	settle(ctx, page, rec, opts.Idle, true)
+	waiting := b.rod.Context(waitCtx).PageFromSession(session)
+	settle(waitCtx, waiting, rec, opts.Idle, true)
 	// Scroll to the bottom, a viewport at a time, so that what loads when
 	// it becomes visible (lazy images, islands) loads.
 	const scroll = `(async () => {
@@ -150,15 +155,15 @@ func (b *Browser) Load(ctx context.Context, url string, opts LoadOptions) (*Page
     if (window.scrollY === before) break;
   }
 })()`
-	if _, err := (proto.RuntimeEvaluate{Expression: scroll, AwaitPromise: true}).Call(page); err != nil && ctx.Err() == nil {
+	if _, err := (proto.RuntimeEvaluate{Expression: scroll, AwaitPromise: true}).Call(waiting); err != nil && waitCtx.Err() == nil {
 		return nil, fmt.Errorf("scrolling %s: %w", url, err)
 	}
-	settle(ctx, page, rec, opts.Idle, false)
+	settle(waitCtx, waiting, rec, opts.Idle, false)
 	select {
 	case <-stay:
-	case <-ctx.Done():
+	case <-waitCtx.Done():
 	}
-	settle(ctx, page, rec, opts.Idle, false)
+	settle(waitCtx, waiting, rec, opts.Idle, false)
 	const links = `JSON.stringify([...new Set([...document.querySelectorAll('a[href], area[href]')].map(a => a.href))])`
 	res, err := proto.RuntimeEvaluate{Expression: links, ReturnByValue: true}.Call(page)
 	if err != nil {

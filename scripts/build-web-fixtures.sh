@@ -4,7 +4,8 @@
 # package-lock.json pinning every package), a copy in a temporary directory,
 # `npm ci`, `npm run build`, and its output folder copied to
 # testdata/web/NAME/dist (dist/ unless the framework writes elsewhere: Next.js's
-# out/, Angular's dist/PROJECT/browser, SvelteKit's adapter-static build/).
+# out/, Angular's dist/PROJECT/browser, SvelteKit's adapter-static build/,
+# React Router's build/client).
 # The test suite reads only the committed dist/ and needs no npm; run this
 # when an app or a pinned version changes, then `go test ./manifest/assets`
 # (TestWebFixturesComplete, and the graph golden files with -update).
@@ -25,11 +26,16 @@ out() {
     nextjs) echo out ;;
     angular) echo dist/fixture/browser ;;
     sveltekit) echo build ;;
+    react-router) echo build/client ;;
     *) echo dist ;;
   esac
 }
 export NEXT_TELEMETRY_DISABLED=1 NG_CLI_ANALYTICS=false ASTRO_TELEMETRY_DISABLED=1
-tmp=$(mktemp -d)
+# A fixed folder, not mktemp's: some builds hash the path of their sources
+# (Astro's island uid), so the same path gives the same bytes.
+tmp=${TMPDIR:-/tmp}/lockstep-web-fixtures
+rm -rf "$tmp"
+mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 echo "node $(node --version), npm $(npm --version)"
 for name in "$@"; do

@@ -41,8 +41,31 @@ func TestNameHashFixtures(t *testing.T) {
 	unhashed := map[string][]string{
 		"vite-react": {".vite/manifest.json", "favicon.svg", "index.html", "robots.txt"},
 		"webpack":    {"asset-manifest.json", "assets-manifest.json", "favicon.svg", "index.html", "robots.txt"},
+		"nextjs": {"404.html", "__next.__PAGE__.txt", "__next._tree.txt",
+			"_next/static/lockstep-fixture/_buildManifest.js", "_next/static/lockstep-fixture/_clientMiddlewareManifest.js",
+			"_next/static/lockstep-fixture/_ssgManifest.js", "_not-found.html", "_not-found.txt",
+			"_not-found/__next._not-found.__PAGE__.txt", "_not-found/__next._tree.txt", "about.html", "about.txt",
+			"about/__next._tree.txt", "about/__next.about.__PAGE__.txt", "docs.html", "docs/setup.html", "index.html",
+			"index.txt", "robots.txt", "tile.png"},
+		"angular": {"favicon.svg", "icons/icon-128x128.png", "icons/icon-144x144.png", "icons/icon-152x152.png",
+			"icons/icon-192x192.png", "icons/icon-384x384.png", "icons/icon-512x512.png", "icons/icon-72x72.png",
+			"icons/icon-96x96.png", "index.html", "manifest.webmanifest", "ngsw-worker.js", "ngsw.json", "robots.txt",
+			"safety-worker.js", "worker-basic.min.js"},
+		"astro":        {"about/index.html", "favicon.svg", "index.html", "robots.txt"},
+		"sveltekit":    {"_app/version.json", "about.html", "favicon.svg", "index.html", "robots.txt"},
+		"react-router": {"favicon.svg", "index.html", "robots.txt"},
 	}
+	// pending are the builds whose hashed names NameHash does not read yet
+	// (issue 34; the lists above are what it must say): Turbopack's chunks,
+	// whose whole stem is the hash (_next/static/chunks/0cz1d0mv5g_q7.js),
+	// SvelteKit's (_app/immutable/chunks/BysHiHuA.js), and Angular's
+	// esbuild names whose 8-character hash has no digit (chunk-IMCKXERO.js,
+	// styles-OPCPEDXL.css).
+	pending := map[string]bool{"nextjs": true, "sveltekit": true, "angular": true}
 	for _, fx := range webFixtures {
+		if pending[fx.name] {
+			continue
+		}
 		res, err := Hash(context.Background(), Options{Dir: webFixtureDir(fx.name)})
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,1 @@
+import{d as n}from"./hooks.module.JhoGcvsy.js";import{u as e}from"./jsxRuntime.module.Dqw-6DmR.js";import"./preact.module.BTqC4RwC.js";function c({label:o}){const[t,r]=n(0);return e("button",{onClick:()=>r(t+1),children:[o," ",t]})}export{c as default};

@@ -1,0 +1,3 @@
+export default function Chart() {
+  return <div className="chart">chart</div>
+}

@@ -1,0 +1,1 @@
+import{w as s,j as t,c as e}from"./jsx-runtime-Bz8pMD4I.js";const o="https://cdn.example.test/rr/assets/tile-63uT0M3t.png",r=s(function(){return t.jsxs("main",{children:[t.jsx("h1",{children:"home"}),t.jsx("img",{src:o,width:"4",height:"4",alt:"tile"}),t.jsx(e,{to:"/about",children:"about"})]})});export{r as default};

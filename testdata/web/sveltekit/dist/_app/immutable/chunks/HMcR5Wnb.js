@@ -1,0 +1,1 @@
+import{br as a}from"./tMnpxgHh.js";a();

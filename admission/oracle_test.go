@@ -97,6 +97,25 @@ var oracleFixtures = []oracleFixture{
 		"/report unchecked cdn /ng/media/fixture-UABVN2JS.woff2",
 		"/report unchecked cdn /ng/media/tile-S7MOP3PH.png",
 	}},
+	{name: "sveltekit", cdn: "https://cdn.example.test/svelte/"},
+	{name: "astro", cdn: "https://cdn.example.test/astro/", known: []string{
+		// Class 2: the islands' component-url and renderer-url, URL
+		// attributes of a custom element (<astro-island>) that Astro's
+		// inline loader imports; and, through them, the modules they
+		// import (read once the islands are in the closure).
+		"/ unchecked cdn /astro/_astro/Counter.Dwj4-GRF.js",
+		"/ unchecked cdn /astro/_astro/client.DbUMlaRf.js",
+		"/ unchecked cdn /astro/_astro/preact.module.BTqC4RwC.js",
+		"/ unchecked cdn /astro/_astro/hooks.module.JhoGcvsy.js",
+		"/ unchecked cdn /astro/_astro/jsxRuntime.module.Dqw-6DmR.js",
+		"/about/ unchecked cdn /astro/_astro/Chart.CavikWYc.js",
+		"/about/ unchecked cdn /astro/_astro/Counter.Dwj4-GRF.js",
+		"/about/ unchecked cdn /astro/_astro/client.DbUMlaRf.js",
+		"/about/ unchecked cdn /astro/_astro/preact.module.BTqC4RwC.js",
+		"/about/ unchecked cdn /astro/_astro/hooks.module.JhoGcvsy.js",
+		"/about/ unchecked cdn /astro/_astro/jsxRuntime.module.Dqw-6DmR.js",
+	}},
+	{name: "react-router", cdn: "https://cdn.example.test/rr/", spa: true},
 	{name: "nextjs", cdn: "https://cdn.example.test/next/", known: []string{
 		// Class 4: Turbopack's chunk lists name "static/chunks/…",
 		// relative to the runtime's base (assetPrefix + /_next/), not to

@@ -22,6 +22,8 @@ var testSupport = []string{
 	"github.com/lockstep-dev/lockstep/internal/fleettest",
 	"github.com/lockstep-dev/lockstep/internal/testenv",
 	"github.com/lockstep-dev/lockstep/internal/systemdtest",
+	"github.com/lockstep-dev/lockstep/internal/browsertest",
+	"github.com/go-rod/rod",
 	"github.com/lockstep-dev/lockstep/internal/golden",
 	"github.com/lockstep-dev/lockstep/internal/depcheck",
 	"github.com/lockstep-dev/lockstep/admission/running/runningtest",

@@ -1,0 +1,470 @@
+package browsertest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+)
+
+// LoadOptions configure a Load.
+type LoadOptions struct {
+	// Hosts maps a host:port a page names (e.g. "cdn.example.test:443")
+	// to the loopback address that serves it ("127.0.0.1:PORT"). Every
+	// other host but loopback is refused.
+	Hosts map[string]string
+	// Idle is how long no request may be in flight for the network to be
+	// idle: 500 ms by default.
+	Idle time.Duration
+	// Stay keeps the page open at least this long after the navigation
+	// before the last wait for idle: a visitor who stays, for what a page
+	// starts late (Angular registers its service worker when the app is
+	// stable or after 30 s).
+	Stay time.Duration
+	// Timeout bounds the whole load: 60 s by default, Stay added. Requests still in
+	// flight when it ends are returned with Pending set.
+	Timeout time.Duration
+}
+
+// Request is one request a page made, or one hop of a redirect.
+type Request struct {
+	// URL is the requested URL.
+	URL string
+	// Type is the resource type the browser gives it (Document,
+	// Stylesheet, Script, Font, Image, Fetch, XHR, Prefetch, Manifest,
+	// Other...).
+	Type string
+	// Initiator says what made the request: its type (parser, script,
+	// preload, other...) and, where known, the URL and line of the
+	// document or script (the top of the stack) that made it.
+	Initiator string
+	// Target is the kind of target that made it: page, iframe, worker,
+	// shared_worker or service_worker.
+	Target string
+	// Status is the HTTP status of its response, 0 if none came.
+	Status int
+	// Failed is the browser's error text for a request that failed
+	// (net::ERR_..., with the reason a request was blocked).
+	Failed string
+	// Pending is set for a request still in flight at the timeout.
+	Pending bool
+	// FromServiceWorker is set when a service worker answered it.
+	FromServiceWorker bool
+
+	answered bool
+}
+
+func (r Request) String() string {
+	return fmt.Sprintf("%s %s (%s, from the %s, by %s)", r.Type, r.URL, r.outcome(), r.Target, r.Initiator)
+}
+
+func (r Request) outcome() string {
+	switch {
+	case r.Pending:
+		return "pending"
+	case r.Failed != "":
+		return "failed: " + r.Failed
+	default:
+		return fmt.Sprint(r.Status)
+	}
+}
+
+// Page is what a Load saw.
+type Page struct {
+	// Requests are every request the page and its frames and workers
+	// made, in the order they were made.
+	Requests []Request
+	// Links are the URLs of the page's links (<a href>, <area href>) at
+	// the end, absolute, each once, in document order: what a crawl
+	// follows.
+	Links []string
+}
+
+// Load opens url in a fresh browser context, waits until its network is
+// idle (no request in flight for opts.Idle), scrolls it to the bottom a
+// viewport at a time, waits until idle again, and returns every request
+// the page and its frames and workers made, and its links. Its error is
+// for a load that could not be made (the browser gone, a navigation
+// refused); a page that answers an error status is no error.
+func (b *Browser) Load(ctx context.Context, url string, opts LoadOptions) (*Page, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if opts.Idle <= 0 {
+		opts.Idle = 500 * time.Millisecond
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 60 * time.Second
+	}
+	// The waits end at the timeout; the calls that read what was seen
+	// then have a little longer.
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout+opts.Stay+15*time.Second)
+	defer cancel()
+	waitCtx, cancelWait := context.WithTimeout(ctx, opts.Timeout+opts.Stay)
+	defer cancelWait()
+	px, err := startProxy(opts.Hosts)
+	if err != nil {
+		return nil, err
+	}
+	defer px.close()
+
+	br := b.rod.Context(ctx)
+	rec := newRecorder()
+	// Subscribe before anything is created, so no event is missed.
+	events := br.Event()
+	bc, err := proto.TargetCreateBrowserContext{DisposeOnDetach: true, ProxyServer: "http://" + px.addr()}.Call(br)
+	if err != nil {
+		return nil, fmt.Errorf("creating a browser context: %w", err)
+	}
+	defer proto.TargetDisposeBrowserContext{BrowserContextID: bc.BrowserContextID}.Call(b.rod)
+	rec.context = bc.BrowserContextID
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for msg := range events {
+			rec.handle(br, msg)
+		}
+	}()
+	defer func() { cancel(); <-done }()
+
+	tg, err := proto.TargetCreateTarget{URL: "about:blank", BrowserContextID: bc.BrowserContextID}.Call(br)
+	if err != nil {
+		return nil, fmt.Errorf("opening a page: %w", err)
+	}
+	session, err := rec.sessionOf(ctx, tg.TargetID)
+	if err != nil {
+		return nil, fmt.Errorf("attaching to the page: %w", err)
+	}
+	page := br.PageFromSession(session)
+	if _, err := (proto.PageNavigate{URL: url}).Call(page); err != nil {
+		return nil, fmt.Errorf("navigating to %s: %w", url, err)
+	}
+	stay := time.After(opts.Stay)
+	waiting := b.rod.Context(waitCtx).PageFromSession(session)
+	settle(waitCtx, waiting, rec, opts.Idle, true)
+	// Scroll to the bottom, a viewport at a time, so that what loads when
+	// it becomes visible (lazy images, islands) loads.
+	const scroll = `(async () => {
+  for (let i = 0; i < 200; i++) {
+    const before = window.scrollY;
+    window.scrollBy(0, Math.max(window.innerHeight, 200));
+    await new Promise(r => setTimeout(r, 50));
+    if (window.scrollY === before) break;
+  }
+})()`
+	if _, err := (proto.RuntimeEvaluate{Expression: scroll, AwaitPromise: true}).Call(waiting); err != nil && waitCtx.Err() == nil {
+		return nil, fmt.Errorf("scrolling %s: %w", url, err)
+	}
+	settle(waitCtx, waiting, rec, opts.Idle, false)
+	select {
+	case <-stay:
+	case <-waitCtx.Done():
+	}
+	settle(waitCtx, waiting, rec, opts.Idle, false)
+	const links = `JSON.stringify([...new Set([...document.querySelectorAll('a[href], area[href]')].map(a => a.href))])`
+	res, err := proto.RuntimeEvaluate{Expression: links, ReturnByValue: true}.Call(page)
+	if err != nil {
+		return nil, fmt.Errorf("reading the links of %s: %w", url, err)
+	}
+	p := &Page{Requests: rec.requests()}
+	if err := json.Unmarshal([]byte(res.Result.Value.Str()), &p.Links); err != nil {
+		return nil, fmt.Errorf("reading the links of %s: %w", url, err)
+	}
+	return p, nil
+}
+
+// settle waits until the page is settled: its network idle (see
+// waitIdle), then its main thread idle too (a requestIdleCallback, which
+// is also when frameworks prefetch), with no request made meanwhile. On a
+// busy machine a script can run longer than the idle time between two
+// requests; the main thread's idle callback waits it out.
+func settle(ctx context.Context, page *rod.Page, rec *recorder, idle time.Duration, load bool) {
+	const idleCallback = `new Promise(r => requestIdleCallback(() => setTimeout(r, 0), {timeout: 10000}))`
+	for range 20 {
+		rec.waitIdle(ctx, idle, load)
+		before := rec.count()
+		if _, err := (proto.RuntimeEvaluate{Expression: idleCallback, AwaitPromise: true}).Call(page); err != nil || ctx.Err() != nil {
+			return
+		}
+		if rec.count() == before {
+			rec.waitIdle(ctx, idle, load)
+			if rec.count() == before {
+				return
+			}
+		}
+	}
+}
+
+// recorder keeps the requests of one load, from the events of every
+// session of its browser context.
+type recorder struct {
+	context proto.BrowserBrowserContextID
+
+	mu       sync.Mutex
+	changed  chan struct{} // closed and replaced on every change
+	sessions map[proto.TargetSessionID]session
+	targets  map[proto.TargetTargetID]proto.TargetSessionID
+	list     []*Request
+	inFlight map[key]*Request
+	loaded   bool
+	last     time.Time
+}
+
+// session is an attached session: the kind of its target, and the
+// target (a service worker is attached twice, by the browser and by its
+// page, and both sessions report its requests, with the same ids).
+type session struct {
+	kind   string
+	target proto.TargetTargetID
+}
+
+// key is a request of a target.
+type key struct {
+	target proto.TargetTargetID
+	id     proto.NetworkRequestID
+}
+
+func newRecorder() *recorder {
+	return &recorder{changed: make(chan struct{}), sessions: map[proto.TargetSessionID]session{},
+		targets: map[proto.TargetTargetID]proto.TargetSessionID{}, inFlight: map[key]*Request{}, last: time.Now()}
+}
+
+// touch marks a change; r.mu is held.
+func (r *recorder) touch() {
+	r.last = time.Now()
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+func (r *recorder) handle(br *rod.Browser, msg *rod.Message) {
+	var attached proto.TargetAttachedToTarget
+	if msg.Load(&attached) {
+		r.attach(br, msg.SessionID, attached)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sess, ours := r.sessions[msg.SessionID]
+	if !ours {
+		return
+	}
+
+	var (
+		sent     proto.NetworkRequestWillBeSent
+		resp     proto.NetworkResponseReceived
+		finished proto.NetworkLoadingFinished
+		failed   proto.NetworkLoadingFailed
+		load     proto.PageLoadEventFired
+	)
+	switch {
+	case msg.Load(&sent):
+		k := key{sess.target, sent.RequestID}
+		prev := r.inFlight[k]
+		if prev != nil && prev.URL == sent.Request.URL {
+			return // the same request, from the target's other session
+		}
+		if prev != nil && sent.RedirectResponse != nil {
+			prev.Status = sent.RedirectResponse.Status
+		}
+		req := &Request{URL: sent.Request.URL, Type: string(sent.Type), Initiator: initiator(sent.Initiator), Target: sess.kind}
+		r.list = append(r.list, req)
+		r.inFlight[k] = req
+	case msg.Load(&resp):
+		if req := r.inFlight[key{sess.target, resp.RequestID}]; req != nil {
+			// The answer is known: the request no longer holds the
+			// network busy (a worker's script never finishes on the
+			// page's session).
+			req.answered = true
+			req.Status = resp.Response.Status
+			req.FromServiceWorker = resp.Response.FromServiceWorker
+			if req.Type == "" {
+				req.Type = string(resp.Type)
+			}
+		}
+	case msg.Load(&finished):
+		delete(r.inFlight, key{sess.target, finished.RequestID})
+	case msg.Load(&failed):
+		k := key{sess.target, failed.RequestID}
+		if req := r.inFlight[k]; req != nil {
+			req.Failed = failed.ErrorText
+			if failed.BlockedReason != "" {
+				req.Failed += " (blocked: " + string(failed.BlockedReason) + ")"
+			}
+			if failed.CorsErrorStatus != nil {
+				req.Failed += " (CORS: " + string(failed.CorsErrorStatus.CorsError) + ")"
+			}
+			if req.Type == "" {
+				req.Type = string(failed.Type)
+			}
+		}
+		delete(r.inFlight, k)
+	case msg.Load(&load):
+		if sess.kind == "page" {
+			r.loaded = true
+		}
+	default:
+		return
+	}
+	r.touch()
+}
+
+// attach takes a target that was attached (paused) in: a target of this
+// load's browser context, or one attached from a session of it (a worker,
+// a frame), has its network events turned on, and the targets it starts
+// attached in turn; every target is then resumed.
+func (r *recorder) attach(br *rod.Browser, from proto.TargetSessionID, ev proto.TargetAttachedToTarget) {
+	info := ev.TargetInfo
+	r.mu.Lock()
+	_, parentOurs := r.sessions[from]
+	ours := (parentOurs || info.BrowserContextID == r.context) && kinds[string(info.Type)]
+	if ours && (info.Type == "worker" || info.Type == "shared_worker" || info.Type == "service_worker") {
+		// The worker runs, so its script came: the page's request for
+		// it is answered (its session reports no more of it).
+		for _, req := range r.inFlight {
+			if req.URL == info.URL {
+				req.answered = true
+			}
+		}
+	}
+	if ours {
+		r.sessions[ev.SessionID] = session{string(info.Type), info.TargetID}
+		r.targets[info.TargetID] = ev.SessionID
+		r.touch()
+	}
+	r.mu.Unlock()
+	s := br.PageFromSession(ev.SessionID)
+	go func() {
+		if ours {
+			// A service worker answers none of these until it runs:
+			// they are sent, then the target is resumed after at most a
+			// second, and they take effect in the order sent. Errors are
+			// a target that went away meanwhile: it makes no more
+			// requests.
+			var wg sync.WaitGroup
+			wg.Go(func() { _ = proto.NetworkEnable{}.Call(s) })
+			if info.Type == "page" || info.Type == "iframe" {
+				wg.Go(func() { _ = proto.PageEnable{}.Call(s) })
+			}
+			wg.Go(func() {
+				_ = proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true}.Call(s)
+			})
+			sent := make(chan struct{})
+			go func() { wg.Wait(); close(sent) }()
+			select {
+			case <-sent:
+			case <-time.After(time.Second):
+			}
+		}
+		if ev.WaitingForDebugger {
+			_ = proto.RuntimeRunIfWaitingForDebugger{}.Call(s)
+		}
+	}()
+}
+
+// kinds are the kinds of targets whose requests a page makes.
+var kinds = map[string]bool{"page": true, "iframe": true, "worker": true, "shared_worker": true, "service_worker": true}
+
+// sessionOf waits for the target to be attached and returns its session.
+func (r *recorder) sessionOf(ctx context.Context, id proto.TargetTargetID) (proto.TargetSessionID, error) {
+	for {
+		r.mu.Lock()
+		s, ok := r.targets[id]
+		changed := r.changed
+		r.mu.Unlock()
+		if ok {
+			return s, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+// waitIdle waits until no request has been in flight for idle (and, with
+// load, the page's load event has fired), or ctx ends.
+func (r *recorder) waitIdle(ctx context.Context, idle time.Duration, load bool) {
+	for {
+		r.mu.Lock()
+		busy := 0
+		for _, req := range r.inFlight {
+			if !req.answered {
+				busy++
+			}
+		}
+		quiet := busy == 0 && (!load || r.loaded)
+		wait := idle - time.Since(r.last)
+		changed := r.changed
+		r.mu.Unlock()
+		if quiet && wait <= 0 {
+			return
+		}
+		if !quiet {
+			wait = idle
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-changed:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+// count returns how many requests were made.
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.list)
+}
+
+// requests returns the requests made, those in flight marked pending.
+func (r *recorder) requests() []Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Request, 0, len(r.list))
+	for _, req := range r.list {
+		c := *req
+		for _, p := range r.inFlight {
+			if p == req && !p.answered {
+				c.Pending = true
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// initiator formats what made a request.
+func initiator(in *proto.NetworkInitiator) string {
+	if in == nil {
+		return "unknown"
+	}
+	s := string(in.Type)
+	where, line := in.URL, -1
+	if in.LineNumber != nil {
+		line = int(*in.LineNumber)
+	}
+	for st := in.Stack; st != nil && where == ""; st = st.Parent {
+		for _, f := range st.CallFrames {
+			if f.URL != "" {
+				where, line = f.URL, f.LineNumber
+				break
+			}
+		}
+	}
+	if where != "" {
+		s += " " + where
+		if line >= 0 {
+			s += fmt.Sprintf(":%d", line+1)
+		}
+	}
+	return s
+}

@@ -227,7 +227,9 @@ const (
 
 // OnInstance reports whether the instance serves f (alone or as well as
 // the CDN).
-func (f File) OnInstance() bool { return f.Served == ServedInstance || f.Served == ServedCDNAndInstance }
+func (f File) OnInstance() bool {
+	return f.Served == ServedInstance || f.Served == ServedCDNAndInstance
+}
 
 // OnCDN reports whether the CDN bases serve f (alone or as well as the
 // instance).

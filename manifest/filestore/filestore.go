@@ -277,6 +277,37 @@ func (s *Store) Channels(ctx context.Context, release string) ([]string, error) 
 	return blobstore.Channels(ctx, blobs{s}, release)
 }
 
+// Releases returns the release directories, sorted. See manifest.Store.
+// A symbolic link where a release directory would be is a
+// *manifest.CorruptError: readers would follow it, and a lister that
+// skipped it would miss what they read.
+func (s *Store) Releases(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing releases of %s: %w", s, err)
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") || manifest.ValidateName(e.Name()) != nil {
+			continue
+		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			return nil, &manifest.CorruptError{Location: e.Name(), Reason: "a symbolic link where a release directory would be"}
+		}
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 // names lists the "*.json" files of a release's subdirectory, without the
 // extension.
 func (s *Store) names(ctx context.Context, release, sub string) ([]string, error) {

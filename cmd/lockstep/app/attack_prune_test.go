@@ -87,7 +87,10 @@ func dirPruneWorld(t *testing.T) *pruneWorld {
 
 var pruneBuckets sync.Map
 
-func radosgwPruneWorld(t *testing.T) *pruneWorld {
+// useRadosgw points the CLI's S3 client at the radosgw of
+// LOCKSTEP_TEST_S3_ENDPOINT (scripts/test.sh starts it); without one it
+// skips, or fails under LOCKSTEP_INTEGRATION=1.
+func useRadosgw(t *testing.T) {
 	ep := os.Getenv("LOCKSTEP_TEST_S3_ENDPOINT")
 	if ep == "" {
 		if os.Getenv("LOCKSTEP_INTEGRATION") == "1" {
@@ -99,6 +102,10 @@ func radosgwPruneWorld(t *testing.T) *pruneWorld {
 	t.Setenv("AWS_ACCESS_KEY_ID", os.Getenv("LOCKSTEP_TEST_S3_ACCESS_KEY"))
 	t.Setenv("AWS_SECRET_ACCESS_KEY", os.Getenv("LOCKSTEP_TEST_S3_SECRET_KEY"))
 	t.Setenv("AWS_REGION", "")
+}
+
+func radosgwPruneWorld(t *testing.T) *pruneWorld {
+	useRadosgw(t)
 	ctx := context.Background()
 	api, err := newS3Client(ctx, nil)
 	if err != nil {

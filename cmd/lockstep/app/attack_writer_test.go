@@ -121,9 +121,6 @@ func TestAttackWriter(t *testing.T) {
 		if _, err := os.Stat(p + ".sigstore.json"); err != nil {
 			t.Errorf("sign removed a bundle of the same bytes: %v", err)
 		}
-		if _, errs, code := lockstepRun(t, "", "manifest", "verify", "--key", keys+".pub", "--bundle", os.DevNull, p); code != 0 && !strings.Contains(errs, "bundle") {
-			t.Errorf("verify after sign: %s", errs)
-		}
 		if sig, err := os.ReadFile(p + ".sig"); err != nil || len(sig) == 0 {
 			t.Errorf("sign wrote no signature beside the manifest: %v", err)
 		}

@@ -90,6 +90,11 @@ type Store interface {
 	Delete(ctx context.Context, release string, d Digest) error
 	// Channels lists the channel names of a release.
 	Channels(ctx context.Context, release string) ([]string, error)
+	// Releases lists the names of the releases the store has a place for
+	// (a directory, a key prefix), sorted; none for a store that is empty
+	// or not there. A name that is not a valid release name is not the
+	// store's and is left out.
+	Releases(ctx context.Context) ([]string, error)
 }
 
 // Pointer is a channel's pointer document: which manifest the channel

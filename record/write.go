@@ -58,9 +58,10 @@ type Result struct {
 // Record is `lockstep record`: it makes the manifest (Manifest), checks
 // its assets on the CDN, signs it, and writes it with its signature beside
 // it, in that order, so that a refusal or a failure at any step writes
-// nothing. The manifest file is written before its signature: a reader
-// that finds the new manifest with an old signature refuses it, never the
-// reverse.
+// nothing. The files are written by manifest.WriteFile, as every command
+// writes a manifest: the signature and bundle first, then the stale
+// sidecars of the file replaced are removed (an unsigned record leaves no
+// older .sig beside the new manifest), then the manifest, last.
 //
 // Errors: those of Manifest; from the CDN check, what cdn.Check returns
 // (a *manifest.ValidationError for an origin that is the CDN) and the
@@ -122,23 +123,19 @@ func Record(ctx context.Context, opts Options, out Output) (*Result, error) {
 			return nil, errors.New("signing the manifest made no bundle")
 		}
 	}
-	if err := atomicfile.Write(out.Path, res.Raw, 0o644); err != nil {
-		return nil, err
-	}
-	res.Path = out.Path
-	if sig == nil {
-		return res, nil
-	}
-	res.Signature = out.Path + signature.SignatureSuffix
-	if err := atomicfile.Write(res.Signature, sig.Base64, 0o644); err != nil {
-		return nil, err
-	}
-	if out.Bundle != "" {
-		if err := atomicfile.Write(out.Bundle, sig.Bundle, 0o644); err != nil {
-			return nil, err
+	w := &manifest.Signed{Raw: res.Raw}
+	var at manifest.SidecarPaths
+	if sig != nil {
+		w.Signature = sig.Base64
+		if out.Bundle != "" {
+			w.Bundle, at.Bundle = sig.Bundle, out.Bundle
 		}
-		res.Bundle = out.Bundle
 	}
+	paths, err := manifest.WriteFile(out.Path, w, at)
+	if err != nil {
+		return nil, err
+	}
+	res.Path, res.Signature, res.Bundle = out.Path, paths.Signature, paths.Bundle
 	return res, nil
 }
 

@@ -68,6 +68,10 @@ const (
 	// KindImageNotInRelease: an image from a repository that the routes
 	// give to a release whose manifest pins no image of it.
 	KindImageNotInRelease admission.Kind = "image-not-in-release"
+	// KindRoutesOverlap: an image whose repository two routes that apply
+	// to the pod's namespace both govern (known only once their manifests
+	// load): which release judges it must not depend on the routes' order.
+	KindRoutesOverlap admission.Kind = "routes-overlap"
 	// KindImageInvalid: an image reference that does not parse.
 	KindImageInvalid admission.Kind = "image-reference-invalid"
 	// KindNotJudged: a request the webhook could not judge (no manifest

@@ -335,10 +335,19 @@ func (h *Handler) judge(ls []loadedRoute, ref ImageRef, namespace string) *admis
 		return finding(KindImageInvalid, "not a valid image reference: %v", err)
 	}
 	repo := parsed.Context().Name()
+	var gov []loadedRoute
 	for _, l := range ls {
-		if !l.r.governs(l.a, repo) {
-			continue
+		if l.r.governs(l.a, repo) {
+			gov = append(gov, l)
 		}
+	}
+	for _, g := range gov[min(1, len(gov)):] {
+		if g.r.release != gov[0].r.release || g.a != gov[0].a {
+			return finding(KindRoutesOverlap, "routes of releases %s and %s both govern repository %s in namespace %s: which release judges it would depend on the routes' order", gov[0].a.ID(), g.a.ID(), repo, namespace)
+		}
+	}
+	if len(gov) > 0 {
+		l := gov[0]
 		if len(l.a.repos[repo]) == 0 {
 			return finding(KindImageNotInRelease, "the routes give repository %s to release %s, whose manifest pins no image of it", repo, l.a.ID())
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -51,12 +52,15 @@ type Route struct {
 	// Channel is the store channel to follow ("": the default channel the
 	// caller gives).
 	Channel string `yaml:"channel,omitempty"`
-	// Namespaces the route applies to; none: every namespace.
+	// Namespaces the route applies to; the key left out: every namespace.
+	// An empty list (or null) in a routes file is refused: it is not
+	// "every namespace".
 	Namespaces []string `yaml:"namespaces,omitempty"`
 	// Repositories the release governs in those namespaces, whether or
 	// not its manifest pins them (an image of one that the manifest does
-	// not pin is denied, whatever Unmanaged says); none: the repositories
-	// the release's manifest pins.
+	// not pin is denied, whatever Unmanaged says); the key left out: the
+	// repositories the release's manifest pins. An empty list (or null) in
+	// a routes file is refused.
 	Repositories []string `yaml:"repositories,omitempty"`
 }
 
@@ -102,6 +106,9 @@ func ParseRoutes(data []byte, names imagename.Names) (*Routes, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, &RoutesError{Route: -1, Reason: "more than one YAML document"}
 	}
+	if err := emptyLists(data); err != nil {
+		return nil, err
+	}
 	if r.APIVersion != RoutesAPIVersion || r.Kind != RoutesKind {
 		return nil, &RoutesError{Route: -1, Reason: fmt.Sprintf("apiVersion %q, kind %q: want %s, %s", r.APIVersion, r.Kind, RoutesAPIVersion, RoutesKind)}
 	}
@@ -141,7 +148,131 @@ func ParseRoutes(data []byte, names imagename.Names) (*Routes, error) {
 			seen["repo "+n] = true
 		}
 	}
+	if err := overlaps(r.Routes, names); err != nil {
+		return nil, err
+	}
 	return &r, nil
+}
+
+// emptyLists refuses a route whose namespaces or repositories key is
+// there with nothing in it (an empty sequence, null, or an alias of one):
+// leaving the key out means "every namespace" or "what the manifest
+// pins", and an emptied list must never silently widen to that.
+func emptyLists(data []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return nil // the strict decode already judged the document
+	}
+	routes := value(doc.Content[0], "routes")
+	if routes == nil || routes.Kind != yaml.SequenceNode {
+		return nil
+	}
+	for i, rt := range routes.Content {
+		rt = deref(rt)
+		if rt.Kind != yaml.MappingNode {
+			continue
+		}
+		for _, key := range []string{"namespaces", "repositories"} {
+			v := value(rt, key)
+			if v == nil {
+				continue
+			}
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" || v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
+				meaning := "every namespace"
+				if key == "repositories" {
+					meaning = "the repositories its manifest pins"
+				}
+				return &RoutesError{Route: i, Reason: fmt.Sprintf("%s: an empty list is not allowed (leave the key out for %s)", key, meaning)}
+			}
+		}
+	}
+	return nil
+}
+
+// value returns the value of key in mapping m (aliases followed), or nil.
+func value(m *yaml.Node, key string) *yaml.Node {
+	m = deref(m)
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return deref(m.Content[i+1])
+		}
+	}
+	return nil
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for depth := 0; n.Kind == yaml.AliasNode && n.Alias != nil && depth < 100; depth++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// overlaps refuses two routes that would both govern one repository in
+// one namespace, so that which release judges an image never depends on
+// the routes' order: their namespaces meet (a route without namespaces
+// meets every one) and their repositories are known to meet (both list
+// one, or neither lists any and both route the same release, whose
+// manifest pins the same repositories). Two routes of different releases
+// where one leaves its repositories to its manifest cannot be judged
+// before the manifests load: the handler denies an image that two routes
+// govern (KindRoutesOverlap).
+func overlaps(rs []Route, names imagename.Names) error {
+	norm := func(r Route) map[string]bool {
+		out := map[string]bool{}
+		for _, repo := range r.Repositories {
+			if n, err := names.Repository(repo); err == nil {
+				out[n] = true
+			}
+		}
+		return out
+	}
+	for i := range rs {
+		for j := i + 1; j < len(rs); j++ {
+			a, b := rs[i], rs[j]
+			ns, ok := meet(a.Namespaces, b.Namespaces)
+			if !ok {
+				continue
+			}
+			where := "every namespace"
+			if ns != "" {
+				where = "namespace " + ns
+			}
+			switch {
+			case len(a.Repositories) > 0 && len(b.Repositories) > 0:
+				ra, rb := norm(a), norm(b)
+				for _, repo := range b.Repositories {
+					if n, err := names.Repository(repo); err == nil && ra[n] && rb[n] {
+						return &RoutesError{Route: j, Reason: fmt.Sprintf("overlaps routes[%d]: both give repository %s in %s (to releases %s and %s); make their namespaces or repositories disjoint", i, n, where, a.Release, b.Release)}
+					}
+				}
+			case len(a.Repositories) == 0 && len(b.Repositories) == 0 && a.Release == b.Release:
+				return &RoutesError{Route: j, Reason: fmt.Sprintf("overlaps routes[%d]: both give release %s's repositories in %s (channels %q and %q); make their namespaces disjoint", i, a.Release, where, a.Channel, b.Channel)}
+			}
+		}
+	}
+	return nil
+}
+
+// meet reports whether two namespace lists (none: every namespace) share
+// a namespace, and one they share ("" when both are every namespace).
+func meet(a, b []string) (string, bool) {
+	switch {
+	case len(a) == 0 && len(b) == 0:
+		return "", true
+	case len(a) == 0:
+		return b[0], true
+	case len(b) == 0:
+		return a[0], true
+	}
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return x, true
+		}
+	}
+	return "", false
 }
 
 // route is a Route as the handler uses it: its namespaces as a set (nil:

@@ -178,6 +178,12 @@ func TestParseRoutes(t *testing.T) {
 		{"a bad repository", head + "routes: [{release: a, repositories: [\"a b/cd\"]}]\n", "repository \"a b/cd\""},
 		{"one repository twice, in two spellings", head + "routes: [{release: a, repositories: [registry.internal/xy, registry.lockstep.test/xy]}]\n", "twice"},
 		{"too large", head + "routes: [{release: a}]\n#" + strings.Repeat("x", MaxRoutesSize), "over"},
+		{"an empty namespaces list", head + "routes: [{release: a, namespaces: [x]}, {release: b, namespaces: []}]\n", "routes[1]: namespaces: an empty list is not allowed"},
+		{"a null namespaces list", head + "routes: [{release: a, namespaces: ~}]\n", "routes[0]: namespaces: an empty list"},
+		{"an empty list by alias", head + "routes: [{release: a, namespaces: &e []}, {release: b, repositories: *e}]\n", "routes[0]: namespaces: an empty list"},
+		{"an empty repositories list", head + "routes: [{release: a, namespaces: [x], repositories: []}]\n", "routes[0]: repositories: an empty list"},
+		{"one repository in two routes", head + "routes: [{release: a, repositories: [registry.internal/pay]}, {release: b, namespaces: [x], repositories: [registry.lockstep.test/pay]}]\n", "routes[1]: overlaps routes[0]: both give repository registry.lockstep.test/pay in namespace x (to releases a and b)"},
+		{"one release in two routes", head + "routes: [{release: a, namespaces: [x, y]}, {release: a, channel: canary, namespaces: [y]}]\n", "routes[1]: overlaps routes[0]: both give release a's repositories in namespace y"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseRoutes([]byte(tc.doc), names)
@@ -186,5 +192,27 @@ func TestParseRoutes(t *testing.T) {
 				t.Errorf("ParseRoutes = %v, want a *RoutesError saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Two routes of different releases both govern one repository in one
+// namespace once their manifests load (the web route's manifest pins
+// the repository the payments route lists): the image is denied as
+// routes-overlap, whichever route comes first, never judged by the
+// first release's manifest.
+func TestRoutesOverlapAtAdmission(t *testing.T) {
+	const web = "registry.lockstep.test/store/web@sha256:" + "1111111111111111111111111111111111111111111111111111111111111111"
+	store, payments := Fixed{accepted(t, testManifest(42))}, Fixed{accepted(t, paymentsManifest(7))}
+	a := RoutedManifests{Route: Route{Release: "store-web", Namespaces: []string{"shared"}}, Manifests: store}
+	b := RoutedManifests{Route: Route{Release: "payments", Repositories: []string{"registry.lockstep.test/store/web"}}, Manifests: payments}
+	for _, order := range [][]RoutedManifests{{a, b}, {b, a}} {
+		h, err := NewRoutedHandler(order, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := reviewOf(t, h, podReview(t, "shared", web))
+		if r.Allowed || !strings.Contains(r.Result.Message, "both govern repository registry.lockstep.test/store/web in namespace shared") {
+			t.Errorf("routes %s then %s: allowed %v, %+v; want a routes-overlap denial", order[0].Release, order[1].Release, r.Allowed, r.Result)
+		}
 	}
 }

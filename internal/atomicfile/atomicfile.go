@@ -4,9 +4,12 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 )
 
 // Write replaces path with data atomically. On error, path is untouched and
@@ -34,19 +37,27 @@ type File struct {
 // caller that needs an order of commits lists its commit point last.
 func WriteAll(dir string, files ...File) (err error) {
 	tmps := make([]string, 0, len(files))
+	var held []*os.File
 	defer func() {
 		if err != nil {
 			for _, t := range tmps {
-				os.Remove(t)
+				if t != "" {
+					os.Remove(t)
+				}
 			}
+		}
+		// Closing releases each temporary file's lock, after its rename.
+		for _, h := range held {
+			h.Close()
 		}
 	}()
 	for _, f := range files {
-		tmp, err := writeTemp(dir, f)
+		tmp, h, err := writeTemp(dir, f)
 		if err != nil {
 			return err
 		}
 		tmps = append(tmps, tmp)
+		held = append(held, h)
 	}
 	for i, f := range files {
 		if err := os.Rename(tmps[i], filepath.Join(dir, f.Name)); err != nil {
@@ -62,17 +73,18 @@ func WriteAll(dir string, files ...File) (err error) {
 }
 
 // writeTemp writes f's content to a new temporary file in dir, with f's
-// mode (or the existing file's), fsynced and closed, and returns its path;
-// on error it leaves nothing behind.
-func writeTemp(dir string, f File) (tmp string, err error) {
+// mode (or the existing file's), fsynced, and returns its path and the
+// open file, which holds the file's lock (see CreateTemp) until the
+// caller closes it; on error it leaves nothing behind.
+func writeTemp(dir string, f File) (tmp string, held *os.File, err error) {
 	path := filepath.Join(dir, f.Name)
 	perm := f.Perm
 	if fi, err := os.Stat(path); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	t, err := os.CreateTemp(dir, "."+f.Name+".tmp-*")
+	t, err := CreateTemp(dir, f.Name)
 	if err != nil {
-		return "", fmt.Errorf("writing %s: %w", path, err)
+		return "", nil, fmt.Errorf("writing %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -81,16 +93,82 @@ func writeTemp(dir string, f File) (tmp string, err error) {
 		}
 	}()
 	if _, err = t.Write(f.Data); err != nil {
-		return "", fmt.Errorf("writing %s: %w", path, err)
+		return "", nil, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err = t.Chmod(perm); err != nil {
-		return "", fmt.Errorf("writing %s: %w", path, err)
+		return "", nil, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err = t.Sync(); err != nil {
-		return "", fmt.Errorf("writing %s: %w", path, err)
+		return "", nil, fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err = t.Close(); err != nil {
-		return "", fmt.Errorf("writing %s: %w", path, err)
+	return t.Name(), t, nil
+}
+
+// TempMarker is in the name of every temporary file: DIR/.NAME.tmp-RANDOM.
+const TempMarker = ".tmp-"
+
+// CreateTemp creates the temporary file of name in dir (.NAME.tmp-*) and
+// takes an exclusive flock(2) on it, held until the file is closed: a
+// writer killed with SIGKILL loses its lock with its process, and Sweep
+// removes what it left. A temporary file that a Sweep removed between its
+// creation and the lock is noticed (no link left) and created again.
+func CreateTemp(dir, name string) (*os.File, error) {
+	for attempt := 0; ; attempt++ {
+		t, err := os.CreateTemp(dir, "."+name+TempMarker+"*")
+		if err != nil {
+			return nil, err
+		}
+		err = syscall.Flock(int(t.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		var st syscall.Stat_t
+		if err == nil {
+			err = syscall.Fstat(int(t.Fd()), &st)
+		}
+		if err == nil && st.Nlink > 0 {
+			return t, nil
+		}
+		t.Close()
+		if attempt == 3 {
+			if err == nil {
+				err = errors.New("swept while being created")
+			}
+			return nil, fmt.Errorf("creating a temporary file in %s: %w", dir, err)
+		}
 	}
-	return t.Name(), nil
+}
+
+// Sweep removes the temporary files of dir (.NAME.tmp-*) whose writer is
+// gone: a file whose lock it can take (its writer was killed, or crashed,
+// before renaming it) is removed; one whose writer is alive is left. It
+// returns the names removed; a directory that is not there has none.
+func Sweep(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		n := e.Name()
+		if !strings.HasPrefix(n, ".") || !strings.Contains(n, TempMarker) || !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, n)
+		f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			continue // gone meanwhile, or not ours to open
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			var st syscall.Stat_t
+			fi, lerr := os.Lstat(p)
+			if syscall.Fstat(int(f.Fd()), &st) == nil && lerr == nil {
+				if ls, ok := fi.Sys().(*syscall.Stat_t); ok && ls.Ino == st.Ino && ls.Dev == st.Dev && os.Remove(p) == nil {
+					out = append(out, n)
+				}
+			}
+		}
+		f.Close()
+	}
+	return out, nil
 }

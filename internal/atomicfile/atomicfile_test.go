@@ -60,3 +60,34 @@ func TestWriteAll(t *testing.T) {
 		t.Error("WriteAll into a missing directory succeeded")
 	}
 }
+
+// Sweep removes a temporary file whose writer is gone (nothing holds its
+// lock: a writer killed with SIGKILL) and keeps one whose writer holds
+// it, and every other file.
+func TestSweep(t *testing.T) {
+	dir := t.TempDir()
+	dead := filepath.Join(dir, ".m.json"+atomicfile.TempMarker+"123")
+	if err := os.WriteFile(dead, []byte("part"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	live, err := atomicfile.CreateTemp(dir, "p.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	for _, n := range []string{"m.json", ".lock", "x.tmp-1"} {
+		os.WriteFile(filepath.Join(dir, n), nil, 0o644)
+	}
+	got, err := atomicfile.Sweep(dir)
+	if err != nil || len(got) != 1 || got[0] != filepath.Base(dead) {
+		t.Fatalf("Sweep = %v, %v; want only %s", got, err, filepath.Base(dead))
+	}
+	for _, p := range []string{live.Name(), filepath.Join(dir, "m.json"), filepath.Join(dir, ".lock"), filepath.Join(dir, "x.tmp-1")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("Sweep removed %s: %v", p, err)
+		}
+	}
+	if got, err := atomicfile.Sweep(filepath.Join(dir, "none")); err != nil || len(got) != 0 {
+		t.Errorf("Sweep of a missing directory = %v, %v", got, err)
+	}
+}

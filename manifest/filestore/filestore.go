@@ -92,11 +92,44 @@ func (s *Store) channelPath(release, channel string) (string, error) {
 }
 
 // Put stores s under its digest (blobstore.Put). See manifest.Store.
+// It first sweeps the release's temporary files that a killed writer left
+// (Sweep).
 func (s *Store) Put(ctx context.Context, m *manifest.Signed) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if m != nil && m.Manifest != nil {
+		if _, err := s.Sweep(ctx, m.Manifest.Release.Name); err != nil {
+			s.log.Warn("sweeping temporary files", "err", err)
+		}
+	}
 	return blobstore.Put(ctx, blobs{s}, m, s.log)
+}
+
+// Sweep removes the temporary files (.NAME.tmp-*) of release's manifests
+// and channels whose writer is gone: a publish killed with SIGKILL
+// leaves one, and the next Put or gc takes it (atomicfile.Sweep: a file
+// whose writer still holds its lock stays). It returns the paths removed.
+func (s *Store) Sweep(ctx context.Context, release string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rd, err := s.releaseDir(release)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, sub := range []string{"manifests", "channels"} {
+		names, err := atomicfile.Sweep(filepath.Join(rd, sub))
+		if err != nil {
+			return out, err
+		}
+		for _, n := range names {
+			out = append(out, filepath.Join(rd, sub, n))
+			s.log.Info("removed a temporary file a killed writer left", "path", filepath.Join(rd, sub, n))
+		}
+	}
+	return out, nil
 }
 
 // blobs is the store's files as blobstore.Blobs: a blob's name is its path.
@@ -143,21 +176,19 @@ func (b blobs) List(ctx context.Context, release, dir string) ([]string, error) 
 // path is there (first writer wins), then the directory is fsynced.
 func createOnce(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := atomicfile.CreateTemp(dir, filepath.Base(path))
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
+	defer f.Close() // holds the lock through the link (atomicfile.Sweep)
 	// The same mode as the sidecars and pointers atomicfile writes.
 	if _, err = f.Write(data); err == nil {
 		err = f.Chmod(fileMode)
 	}
 	if err == nil {
 		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
 	}
 	if err != nil {
 		return err
@@ -275,6 +306,37 @@ func (s *Store) List(ctx context.Context, release string) ([]manifest.Digest, er
 // Channels returns a release's channel names, sorted. See manifest.Store.
 func (s *Store) Channels(ctx context.Context, release string) ([]string, error) {
 	return blobstore.Channels(ctx, blobs{s}, release)
+}
+
+// Releases returns the release directories, sorted. See manifest.Store.
+// A symbolic link where a release directory would be is a
+// *manifest.CorruptError: readers would follow it, and a lister that
+// skipped it would miss what they read.
+func (s *Store) Releases(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing releases of %s: %w", s, err)
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") || manifest.ValidateName(e.Name()) != nil {
+			continue
+		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			return nil, &manifest.CorruptError{Location: e.Name(), Reason: "a symbolic link where a release directory would be"}
+		}
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // names lists the "*.json" files of a release's subdirectory, without the

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -422,6 +423,36 @@ func (s *Store) List(ctx context.Context, release string) ([]manifest.Digest, er
 // Channels returns a release's channel names, sorted. See manifest.Store.
 func (s *Store) Channels(ctx context.Context, release string) ([]string, error) {
 	return blobstore.Channels(ctx, blobs{s}, release)
+}
+
+// Releases returns the releases under the store's prefix (the key
+// prefixes one level down), sorted. See manifest.Store.
+func (s *Store) Releases(ctx context.Context) ([]string, error) {
+	var out []string
+	var token *string
+	for {
+		resp, err := s.api.ListObjectsV2(ctx, &s3.ListObjectsV2Input{
+			Bucket:            aws.String(s.bucket),
+			Prefix:            aws.String(s.prefix),
+			Delimiter:         aws.String("/"),
+			ContinuationToken: token,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing s3://%s/%s: %w", s.bucket, s.prefix, err)
+		}
+		for _, p := range resp.CommonPrefixes {
+			n := strings.TrimSuffix(strings.TrimPrefix(aws.ToString(p.Prefix), s.prefix), "/")
+			if manifest.ValidateName(n) == nil {
+				out = append(out, n)
+			}
+		}
+		if !aws.ToBool(resp.IsTruncated) || resp.NextContinuationToken == nil {
+			break
+		}
+		token = resp.NextContinuationToken
+	}
+	sort.Strings(out)
+	return slices.Compact(out), nil
 }
 
 // list returns the names of the "*.json" objects directly under prefix,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/lockstep-dev/lockstep/internal/atomicfile"
 	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
@@ -41,8 +40,10 @@ type FileResult struct {
 
 // SignFile signs the manifest file at path (its exact bytes; it must be a
 // valid manifest: a *manifest.ValidationError otherwise) with sign, and
-// writes the signature and bundle atomically: a reader sees the old file
-// or the new, and on error nothing is left half written.
+// writes the signature and bundle with manifest.WriteFile (the one writer
+// of a manifest's files; the manifest itself, unchanged, is not
+// rewritten): a reader sees the old file or the new, and on error nothing
+// is left half written.
 func SignFile(ctx context.Context, path string, sign SignFunc, out FileOutputs) (*FileResult, error) {
 	m, raw, err := manifest.ReadFile(path)
 	if err != nil {
@@ -56,22 +57,18 @@ func SignFile(ctx context.Context, path string, sign SignFunc, out FileOutputs) 
 	if err != nil {
 		return nil, err
 	}
-	res := &FileResult{Manifest: path, Release: m.ID(), Digest: d, Signature: out.Signature, Bundle: out.Bundle}
-	if res.Signature == "" {
-		res.Signature = path + SignatureSuffix
-	}
-	if res.Bundle != "" {
+	w := &manifest.Signed{Raw: raw, Signature: sig.Base64}
+	if out.Bundle != "" {
 		if sig.Bundle == nil {
 			return nil, errors.New("signing made no bundle")
 		}
-		if err := atomicfile.Write(res.Bundle, sig.Bundle, 0o644); err != nil {
-			return nil, err
-		}
+		w.Bundle = sig.Bundle
 	}
-	if err := atomicfile.Write(res.Signature, sig.Base64, 0o644); err != nil {
+	paths, err := manifest.WriteFile(path, w, manifest.SidecarPaths{Signature: out.Signature, Bundle: out.Bundle})
+	if err != nil {
 		return nil, err
 	}
-	return res, nil
+	return &FileResult{Manifest: path, Release: m.ID(), Digest: d, Signature: paths.Signature, Bundle: paths.Bundle}, nil
 }
 
 // VerifyFile reads the manifest file at path with the signature and bundle

@@ -97,6 +97,11 @@ const (
 // cannot be known.
 func GC(ctx context.Context, st manifest.Store, release string, o GCOptions) (*GCReport, error) {
 	log := logger(o.Logger)
+	if sw, ok := st.(sweeper); ok && o.Delete {
+		if _, err := sw.Sweep(ctx, release); err != nil {
+			return nil, fmt.Errorf("sweeping temporary files of %s: %w", release, err)
+		}
+	}
 	rs, unread, err := Retain(ctx, st, release, o)
 	if err != nil {
 		return nil, err
@@ -131,6 +136,12 @@ func GC(ctx context.Context, st manifest.Store, release string, o GCOptions) (*G
 		rep.Deleted = append(rep.Deleted, entry)
 	}
 	return rep, nil
+}
+
+// sweeper is a store that leaves temporary files behind a killed writer
+// and can remove them (filestore); GC calls it when it deletes.
+type sweeper interface {
+	Sweep(ctx context.Context, release string) ([]string, error)
 }
 
 // Retained is one readable manifest of a release and why GC's rules keep

@@ -79,6 +79,13 @@ func checkFloor(ctx context.Context, st manifest.Store, s *manifest.Signed, chan
 	}
 }
 
+// Pointers reads the pointer of every channel of release, as GC reads
+// them: a channel deleted between the listing and the read is left out, a
+// pointer that cannot be read is an error (what is live cannot be known).
+func Pointers(ctx context.Context, st manifest.Store, release string) ([]*manifest.Pointer, error) {
+	return channelPointers(ctx, st, release)
+}
+
 // channelPointers reads the pointer of every channel of release; a
 // channel deleted between the listing and the read is left out, a pointer
 // that cannot be read is an error (what is live cannot be known).

@@ -276,6 +276,9 @@ func testMoveUnstored(t *testing.T, st manifest.Store) {
 
 func testListDelete(t *testing.T, st manifest.Store) {
 	ctx := context.Background()
+	if rs, err := st.Releases(ctx); err != nil || len(rs) != 0 {
+		t.Errorf("Releases of an empty store = %v, %v; want none", rs, err)
+	}
 	a, b := Signed(Manifest(t, "web", 1, "")), Manifest(t, "web", 2, "")
 	other := Manifest(t, "api", 1, "")
 	mustPut(t, st, a)
@@ -288,6 +291,9 @@ func testListDelete(t *testing.T, st manifest.Store) {
 	want := map[manifest.Digest]bool{a.Digest: true, b.Digest: true}
 	if len(ds) != 2 || !want[ds[0]] || !want[ds[1]] || ds[0].String() > ds[1].String() {
 		t.Errorf("List(web) = %v, want %s and %s, sorted", ds, a.Digest, b.Digest)
+	}
+	if rs, err := st.Releases(ctx); err != nil || len(rs) != 2 || rs[0] != "api" || rs[1] != "web" {
+		t.Errorf("Releases = %v, %v; want [api web]", rs, err)
 	}
 	if cs, _ := st.Channels(ctx, "api"); len(cs) != 1 || cs[0] != "canary" {
 		t.Errorf("Channels(api) = %v, want [canary]", cs)

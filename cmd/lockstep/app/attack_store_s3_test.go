@@ -119,17 +119,7 @@ func TestAttackStoreS3(t *testing.T) {
 			return "releases"
 		},
 		"radosgw": func(t *testing.T) string {
-			ep := os.Getenv("LOCKSTEP_TEST_S3_ENDPOINT")
-			if ep == "" {
-				if os.Getenv("LOCKSTEP_INTEGRATION") == "1" {
-					t.Fatal("LOCKSTEP_TEST_S3_ENDPOINT is not set (scripts/test.sh starts radosgw and sets it)")
-				}
-				t.Skip("no S3 server: set LOCKSTEP_TEST_S3_ENDPOINT")
-			}
-			t.Setenv("AWS_ENDPOINT_URL_S3", ep)
-			t.Setenv("AWS_ACCESS_KEY_ID", os.Getenv("LOCKSTEP_TEST_S3_ACCESS_KEY"))
-			t.Setenv("AWS_SECRET_ACCESS_KEY", os.Getenv("LOCKSTEP_TEST_S3_SECRET_KEY"))
-			t.Setenv("AWS_REGION", "")
+			useRadosgw(t)
 			return ""
 		},
 	}

@@ -192,11 +192,15 @@ func cdnPruneCommand() *cli.Command {
 		Description: describe("Skew protection: an instance still serving an older generation must never reference an asset that is\n"+
 			"gone. A generation is kept by gc's rules: the newest --keep, every one a channel names or could still move\n"+
 			"to, every one an --in-use fleet report shows running, and, with --older-than, every one created within it.\n"+
-			"An object is deleted only when a generation that is not kept lists it (at its recorded size) and no kept one\n"+
-			"does; an object no manifest lists (an upload whose manifest is not stored yet, an asset of a generation gc\n"+
-			"already deleted) is kept unless --prune-unknown, and so is one modified within --older-than. Before each\n"+
-			"delete the store's manifests, its channels and the object are read again: a publish meanwhile keeps what it\n"+
-			"lists, an object written meanwhile is kept. Every delete is logged. The origin is a directory (file:///DIR\n"+
+			"An object is deleted only when a generation of --release that is not kept lists it (at its recorded size),\n"+
+			"no kept one does, and no manifest of any other release of the store does (releases may share an origin);\n"+
+			"an object no manifest lists (an upload whose manifest is not stored yet, an asset of a generation gc already\n"+
+			"deleted) is kept unless --prune-unknown, and so is one modified within --older-than. It refuses, deleting\n"+
+			"nothing, when what it must keep cannot be known: an empty or missing store, a release it does not hold, a\n"+
+			"release with no manifest or no channel, a channel naming a manifest that is gone, a --channel the release\n"+
+			"does not have, an unreadable manifest of any release, or --prune-unknown when the kept generations list no\n"+
+			"asset. Before each delete the store's manifests (of every release), its channels and the object are read\n"+
+			"again; after the last, the store once more. Every delete is logged. The origin is a directory (file:///DIR\n"+
 			"or a path; symbolic links are never followed or deleted) or s3://BUCKET/PREFIX, as --store.",
 			[]string{
 				"lockstep cdn prune --store s3://releases/web --release web --origin s3://assets/web --keep 5",
@@ -204,9 +208,9 @@ func cdnPruneCommand() *cli.Command {
 			},
 			exits{
 				0: "pruned (or, without --yes, the dry run's report)",
-				1: "refused: an asset of a kept generation is missing from the origin (skew already there, or the wrong --origin); nothing deleted",
-				2: "bad input (a flag, a store or origin URL, a document that is not a fleet report)",
-				3: "the store, a manifest, the origin or a report could not be read (nothing deleted), or a delete failed",
+				1: "refused: an asset of a kept generation is missing from the origin (skew already there, or the wrong --origin); nothing deleted. Or a manifest stored between prune's last read and a delete lists a deleted object: upload it again",
+				2: "bad input (a flag, a store or origin URL, a document that is not a fleet report, a --release the store does not hold, a --channel the release does not have, --prune-unknown with no kept asset); nothing deleted",
+				3: "what to keep cannot be known (an empty or missing store, a release with no manifest or no channel, a channel naming a missing manifest) or the store, a manifest, the origin or a report could not be read: nothing deleted; or a delete failed",
 			}),
 		Flags: []cli.Flag{
 			storeURLFlag(), storeReleaseFlag(),
@@ -214,7 +218,8 @@ func cdnPruneCommand() *cli.Command {
 			&cli.IntFlag{Name: "keep", Usage: "keep the assets of the newest N generations, whatever else holds", Required: true},
 			inUseFlag("delete the assets of"),
 			&cli.DurationFlag{Name: "older-than", Usage: "keep every generation created, and every object modified, within this (above your pipeline's upload-to-publish time)"},
-			&cli.BoolFlag{Name: "prune-unknown", Usage: "delete objects that no manifest of the release lists, too"},
+			&cli.BoolFlag{Name: "prune-unknown", Usage: "delete objects that no manifest of any release lists, too (refused when the kept generations list no asset)"},
+			&cli.StringSliceFlag{Name: "channel", Usage: "a channel of --release that must exist (repeatable): a mistyped one is refused"},
 			&cli.BoolFlag{Name: "yes", Usage: "delete; without it, only report what would be deleted"},
 			formatFlag("text", "json"),
 		},
@@ -223,7 +228,8 @@ func cdnPruneCommand() *cli.Command {
 }
 
 // pruneFlags are the flags of prune's options.
-var pruneFlags = map[string]string{"Keep": "--keep", "InUse": "--in-use", "Running": "--in-use", "OlderThan": "--older-than"}
+var pruneFlags = map[string]string{"Keep": "--keep", "InUse": "--in-use", "Running": "--in-use", "OlderThan": "--older-than",
+	"Release": "--release", "Channels": "--channel", "PruneUnknown": "--prune-unknown"}
 
 func cdnPrune(c *cli.Context) error {
 	f, err := format(c, "text", "json")
@@ -237,6 +243,7 @@ func cdnPrune(c *cli.Context) error {
 		GCOptions:    store.GCOptions{Keep: c.Int("keep"), Delete: c.Bool("yes"), Logger: logger(c)},
 		OlderThan:    c.Duration("older-than"),
 		PruneUnknown: c.Bool("prune-unknown"),
+		Channels:     c.StringSlice("channel"),
 	}
 	if err := addReports(c, &o.GCOptions, unverified); err != nil {
 		return err

@@ -61,7 +61,7 @@ func manifestGetCommand() *cli.Command {
 				_, err := c.App.Writer.Write(s.Raw)
 				return err
 			}
-			if err := storeWriteManifest(out, s); err != nil {
+			if _, err := manifest.WriteFile(out, s, manifest.SidecarPaths{}); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintln(c.App.Writer, s.Digest)

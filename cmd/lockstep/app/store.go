@@ -15,7 +15,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/lockstep-dev/lockstep/internal/atomicfile"
 	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/store"
@@ -232,7 +231,7 @@ func rollbackCommand() *cli.Command {
 				return err
 			}
 			if out := c.String("output"); out != "" {
-				if err := storeWriteManifest(out, r.Manifest); err != nil {
+				if _, err := manifest.WriteFile(out, r.Manifest, manifest.SidecarPaths{}); err != nil {
 					return err
 				}
 			}
@@ -268,27 +267,6 @@ func rollbackFromFlags(c *cli.Context) (store.RollbackOptions, error) {
 		}
 	}
 	return o, nil
-}
-
-// storeWriteManifest writes s to path with its signature files beside it
-// (PATH.sig, PATH.sigstore.json), each atomically; a stale sidecar of an
-// earlier file at path is removed, so that the files always belong
-// together. The sidecars go first: a reader who sees the new manifest
-// sees its signature.
-func storeWriteManifest(path string, s *manifest.Signed) error {
-	for _, sc := range s.Sidecars() {
-		p := path + sc.Suffix
-		if len(sc.Data) == 0 {
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			continue
-		}
-		if err := atomicfile.Write(p, sc.Data, 0o644); err != nil {
-			return err
-		}
-	}
-	return atomicfile.Write(path, s.Raw, 0o644)
 }
 
 func gcCommand() *cli.Command {

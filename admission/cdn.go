@@ -202,8 +202,8 @@ func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served probe.Ma
 // closure returns the closure of the known served IDs and of every page
 // of the release (manifest.Assets.Roots): every asset of the manifest
 // they load, directly or not, by its asset graph, the IDs included, the
-// pages themselves not (the instance serves them; the probed ones were
-// read there). A route that is not probed still makes a browser load its
+// pages themselves only where the manifest says the instance serves them
+// (File.Served; otherwise the probed ones were read there). A route that is not probed still makes a browser load its
 // chunks, styles and fonts. With no graph (a v1 manifest) it is the IDs
 // alone. When the closure adds more than Config.MaxClosure to the IDs
 // (and not every asset is checked anyway) it refuses as could-not-check
@@ -224,6 +224,18 @@ func (c *checker) closure(m *manifest.Manifest, known []string) (paths []string,
 		}
 	}
 	all := m.Assets.Closure(seeds)
+	// A page the manifest says the instance serves (File.Served, recorded
+	// by --instance-path or --cdn-path) is checked there too: a browser
+	// on another page fetches it (Next.js's router prefetches each linked
+	// route's document and RSC payloads; Angular's service worker, the
+	// app shell), so its absence breaks the release as a chunk's would.
+	for _, p := range pages {
+		if f, ok := m.Assets.File(p); ok && f.Served != "" && f.OnInstance() {
+			all = append(all, p)
+		}
+	}
+	slices.Sort(all)
+	all = slices.Compact(all)
 	if len(cfg.Probes) > 0 {
 		graph := slices.ContainsFunc(m.Assets.Files, func(f manifest.File) bool { return len(f.Loads) > 0 })
 		c.update(func(d *Decision) {

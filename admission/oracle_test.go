@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -55,6 +57,12 @@ type oracleFixture struct {
 	// stays): for what starts late, as Angular's service worker
 	// (registerWhenStable:30000).
 	stay time.Duration
+	// instancePaths, cdnPaths and bothPaths are record's --instance-path,
+	// --cdn-path and --cdn-and-instance-path, as the fixture's page in
+	// docs/frameworks says to record it. The instance and the CDN then
+	// hold only the files the manifest says each serves (without any, both
+	// hold every file).
+	instancePaths, cdnPaths, bothPaths []string
 	// known are the gaps the oracle knows of (see oracleGap), each
 	// "PAGE GAP"; the test fails on a gap that is not listed, and on a
 	// listed one that is no longer a gap, so that the list only
@@ -67,89 +75,23 @@ type oracleFixture struct {
 var oracleFixtures = []oracleFixture{
 	{name: "vite-react", lists: []string{".vite/manifest.json"}},
 	{name: "webpack", publicPath: "/static/", lists: []string{"asset-manifest.json", "assets-manifest.json"}},
-	{name: "angular", cdn: "https://cdn.example.test/ng/", spa: true, stay: 32 * time.Second, known: []string{
-		// Classes 4 and 5: provideServiceWorker('ngsw-worker.js') in
-		// main.js, a string the JavaScript reader skips, registered
-		// against the document's base: on the instance, not the CDN.
-		"/ unchecked instance /ngsw-worker.js",
-		"/report unchecked instance /ngsw-worker.js",
-		// Classes 3 and 5: the service worker fetches ngsw.json, then
-		// every file its asset groups prefetch, at its own scope: the
-		// instance serves (and must serve) the app shell that the pages
-		// load from the CDN.
-		"/ unchecked instance /ngsw.json",
-		"/ unchecked instance /chunk-ETITE4JA.js",
-		"/ unchecked instance /chunk-IMCKXERO.js",
-		"/ unchecked instance /chunk-UGKFDJOQ.js",
-		"/ unchecked instance /index.html",
-		"/ unchecked instance /main-7B27JSHH.js",
-		"/ unchecked instance /styles-OPCPEDXL.css",
-		"/report unchecked instance /ngsw.json",
-		"/report unchecked instance /chunk-ETITE4JA.js",
-		"/report unchecked instance /chunk-IMCKXERO.js",
-		"/report unchecked instance /chunk-UGKFDJOQ.js",
-		"/report unchecked instance /index.html",
-		"/report unchecked instance /main-7B27JSHH.js",
-		"/report unchecked instance /styles-OPCPEDXL.css",
-		// Class 4: the lazy route's component styles are a stylesheet
-		// inside a JavaScript string (chunk-UGKFDJOQ.js: styles:['@font-face
-		// {…src:url("https://cdn.example.test/ng/media/…")…']).
-		"/report unchecked cdn /ng/media/fixture-UABVN2JS.woff2",
-		"/report unchecked cdn /ng/media/tile-S7MOP3PH.png",
-	}},
-	{name: "sveltekit", cdn: "https://cdn.example.test/svelte/"},
-	{name: "astro", cdn: "https://cdn.example.test/astro/", known: []string{
-		// Class 2: the islands' component-url and renderer-url, URL
-		// attributes of a custom element (<astro-island>) that Astro's
-		// inline loader imports; and, through them, the modules they
-		// import (read once the islands are in the closure).
-		"/ unchecked cdn /astro/_astro/Counter.Dwj4-GRF.js",
-		"/ unchecked cdn /astro/_astro/client.DbUMlaRf.js",
-		"/ unchecked cdn /astro/_astro/preact.module.BTqC4RwC.js",
-		"/ unchecked cdn /astro/_astro/hooks.module.JhoGcvsy.js",
-		"/ unchecked cdn /astro/_astro/jsxRuntime.module.Dqw-6DmR.js",
-		"/about/ unchecked cdn /astro/_astro/Chart.CavikWYc.js",
-		"/about/ unchecked cdn /astro/_astro/Counter.Dwj4-GRF.js",
-		"/about/ unchecked cdn /astro/_astro/client.DbUMlaRf.js",
-		"/about/ unchecked cdn /astro/_astro/preact.module.BTqC4RwC.js",
-		"/about/ unchecked cdn /astro/_astro/hooks.module.JhoGcvsy.js",
-		"/about/ unchecked cdn /astro/_astro/jsxRuntime.module.Dqw-6DmR.js",
-	}},
-	{name: "react-router", cdn: "https://cdn.example.test/rr/", spa: true},
-	{name: "nextjs", cdn: "https://cdn.example.test/next/", known: []string{
-		// Class 4: Turbopack's chunk lists name "static/chunks/…",
-		// relative to the runtime's base (assetPrefix + /_next/), not to
-		// the file; the runtime (turbopack-1aa3j7rwwv161.js) loads them.
-		"/ unchecked cdn /next/_next/static/chunks/1b1dmvhb2wmok.css",
-		"/ unchecked cdn /next/_next/static/chunks/1vit2duz4v_85.js",
-		"/docs unchecked cdn /next/_next/static/chunks/0mop3l2_dq52e.js",
-		"/docs unchecked cdn /next/_next/static/chunks/1b1dmvhb2wmok.css",
-		// Class 1: the app router prefetches every linked route (its
-		// document, its RSC payloads on the instance, and the chunks its
-		// HTML names), which only the linked page reaches.
-		"/ unchecked cdn /next/_next/static/chunks/2-ue40fbvxqhl.js",
-		"/ unchecked instance /about",
-		"/ unchecked instance /docs",
-		"/about unchecked cdn /next/_next/static/chunks/1bhy7vfpfrycg.css",
-		"/about unchecked cdn /next/_next/static/chunks/1dwlg2jc3hfb4.js",
-		"/about unchecked instance /",
-		"/about unchecked instance /tile.png",
-		// Classes 1 and 5: the RSC payloads of a prefetched route, on the
-		// instance; their names (__next.about.__PAGE__.txt) are in no
-		// file: the router builds them from the route's segments.
-		"/ unchecked instance /about/__next._tree.txt",
-		"/ unchecked instance /about/__next.about.__PAGE__.txt",
-		"/about unchecked instance /__next.__PAGE__.txt",
-		"/about unchecked instance /__next._tree.txt",
-		// Class 3: the pages router's _buildManifest.js names each
-		// route's chunks; its page loader (0h__6kh36aa07.js) prefetches
-		// those of every linked route.
-		"/docs unchecked cdn /next/_next/static/chunks/1qtjvhdg3bxf_.js",
-		"/docs unchecked cdn /next/_next/static/chunks/329bkbvhzb3nh.js",
-		"/docs/setup unchecked cdn /next/_next/static/chunks/0hiq87pxu9bf5.js",
-		"/docs/setup unchecked cdn /next/_next/static/chunks/1bhy7vfpfrycg.css",
-		"/docs/setup unchecked cdn /next/_next/static/chunks/2x36qip6_j_86.js",
-	}},
+	{name: "angular", cdn: "https://cdn.example.test/ng/", spa: true, stay: 32 * time.Second,
+		// docs/frameworks/angular.md: the service worker, its manifest and
+		// the pages on the instance; the app shell on both (the page loads
+		// it from the CDN, the service worker from its scope).
+		instancePaths: []string{"ngsw*", "safety-worker.js", "worker-basic.min.js", "index.html", "favicon.svg", "manifest.webmanifest", "robots.txt", "icons"},
+		bothPaths:     []string{"main-*.js", "chunk-*.js", "styles-*.css"}},
+	// docs/frameworks/sveltekit.md: paths.assets moves _app/ and the
+	// static/ files app.html names; the pages and robots.txt on the
+	// instance.
+	{name: "sveltekit", cdn: "https://cdn.example.test/svelte/", instancePaths: []string{"*.html", "robots.txt"}},
+	// docs/frameworks/astro.md: assetsPrefix moves _astro/ only.
+	{name: "astro", cdn: "https://cdn.example.test/astro/", cdnPaths: []string{"_astro"}},
+	// docs/frameworks/react-router.md: Vite's base moves assets/ only.
+	{name: "react-router", cdn: "https://cdn.example.test/rr/", spa: true, cdnPaths: []string{"assets"}},
+	{name: "nextjs", cdn: "https://cdn.example.test/next/",
+		// docs/frameworks/nextjs.md: assetPrefix moves _next/ only.
+		cdnPaths: []string{"_next"}},
 }
 
 // TestBrowserOracle: a real browser is the judge of the asset graph. Each
@@ -196,6 +138,9 @@ func TestBrowserOracle(t *testing.T) {
 					t.Errorf("a known gap is no longer a gap (remove it from oracleFixtures): %s", k)
 				}
 			}
+			t.Run("every file the browser loaded, deleted, is refused", func(t *testing.T) {
+				o.proveDeletions(t)
+			})
 		})
 	}
 	// The oracle itself: a manifest that lacks an edge, or a file, is
@@ -247,6 +192,72 @@ func TestBrowserOracle(t *testing.T) {
 	})
 }
 
+// proveDeletions deletes, one at a time, each file the browser loaded
+// for a page from the origin it loaded it from (the instance or the CDN),
+// and asserts that a default gate probing that page refuses, with a
+// finding that the file is missing there. It reuses the browser's record
+// of the crawl (the slow part): the gate alone is fast. The correct
+// deployment, admitted, is judge's first check.
+func (o *oracleDeployment) proveDeletions(t *testing.T) {
+	t.Helper()
+	pages := slices.Sorted(maps.Keys(o.loaded))
+	if len(pages) == 0 {
+		t.Fatal("the browser loaded no file of the release on any page")
+	}
+	n := 0
+	for _, page := range pages {
+		for _, l := range o.loaded[page] {
+			dir, want := o.instDir, admission.KindAssetMissingOnInstance
+			if l.origin == "cdn" {
+				dir, want = o.cdnDir, admission.KindAssetMissingOnCDN
+			}
+			p := filepath.Join(dir, filepath.FromSlash(l.rel))
+			if err := os.Rename(p, p+".deleted"); err != nil {
+				t.Fatal(err)
+			}
+			d := o.gate(page, nil)
+			if err := os.Rename(p+".deleted", p); err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if d.Allowed {
+				t.Errorf("%s: %s deleted from the %s, the gate admits", page, l.rel, l.origin)
+				continue
+			}
+			// Missing there; or, from a single-page app's server that
+			// answers a missing file with index.html, not the recorded
+			// bytes; or, index.html itself deleted from it, a server that
+			// answers every route with an error (nginx: a 500 of its
+			// fallback's loop), could not check, naming the file.
+			spaIndex := o.fx.spa && l.origin == "instance" && l.rel == "index.html"
+			if !slices.ContainsFunc(d.Refusals(), func(f admission.Finding) bool {
+				return f.Subject == l.rel && (f.Kind == want || f.Kind == admission.KindAssetContentMismatch ||
+					spaIndex && f.Kind == admission.KindDependencyUnreachable)
+			}) {
+				t.Errorf("%s: %s deleted from the %s: refused, but with no finding that it is missing: %+v", page, l.rel, l.origin, d.Refusals())
+			}
+		}
+	}
+	t.Logf("%d deletions over %d pages", n, len(pages))
+}
+
+// gate is a default admit probing page, with the CDN checker cdn (nil:
+// lockstep's).
+func (o *oracleDeployment) gate(page string, cdn admission.CDNChecker) admission.Decision {
+	if cdn == nil {
+		cdn = cdngate.Checker{}
+	}
+	return admission.Check(context.Background(), admission.Config{
+		CDN:    cdn,
+		Source: manifest.FileSource{Path: o.manifest}, AllowUnsigned: true,
+		Image: "web", Running: running.Given{Value: amd64Conf.String()}, Platform: "linux/amd64",
+		Probes:  []string{o.instance + page},
+		Client:  o.client,
+		Timeout: 60 * time.Second,
+		Rand:    rand.New(rand.NewPCG(1, 2)),
+	})
+}
+
 // gapKey is a gap without its details (what follows " ("): "PAGE KIND
 // ORIGIN PATH".
 func gapKey(g string) string {
@@ -266,7 +277,16 @@ type oracleDeployment struct {
 	hosts    map[string]string
 	client   *transport.Client
 	pages    []string // URL paths on the instance
+	// instDir and cdnDir are what the instance and the CDN serve.
+	instDir, cdnDir string
+	// loaded holds, by page, the files of the release the browser loaded
+	// for it, in the order it first loaded them.
+	loaded map[string][]oracleLoad
 }
+
+// oracleLoad is a file of the release a browser loaded from an origin
+// ("instance" or "cdn").
+type oracleLoad struct{ origin, rel string }
 
 func deployForOracle(t *testing.T, b *browsertest.Browser, fx oracleFixture) *oracleDeployment {
 	t.Helper()
@@ -278,35 +298,97 @@ func deployForOracle(t *testing.T, b *browsertest.Browser, fx oracleFixture) *or
 	if pub == "" {
 		pub = "/"
 	}
-	o := &oracleDeployment{fx: fx, b: b, dist: dist, hosts: map[string]string{}}
-	// Where a URL path serves the build: the pages at "/" and, under
-	// publicPath, every file.
-	serveAt := func(at string) string {
-		if at == "/" {
-			return ""
-		}
-		return fmt.Sprintf("location ^~ %s { alias %s/; }", at, dist)
-	}
-	cors := "add_header Access-Control-Allow-Origin * always;"
-	fallback := "=404"
-	if fx.spa {
-		fallback = "/index.html"
-	}
-	o.instance = testenv.Nginx(t, dist, "index index.html;", "location / { try_files $uri $uri.html $uri/ "+fallback+"; }", serveAt(pub))
+	o := &oracleDeployment{fx: fx, b: b, dist: dist, hosts: map[string]string{}, loaded: map[string][]oracleLoad{}}
 	if fx.cdn == "" {
-		local := testenv.Nginx(t, dist, cors, serveAt(pub))
-		o.cdnBase, _ = url.Parse(local + pub)
+		o.cdnBase = &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", fmt.Sprint(testenv.FreePort(t))), Path: pub}
 	} else {
 		base, err := url.Parse(fx.cdn)
 		if err != nil || base.Scheme != "https" || !strings.HasSuffix(base.Path, "/") {
 			t.Fatalf("cdn %q: want an https base URL ending in /", fx.cdn)
 		}
 		o.cdnBase = base
-		cert, key := b.WriteServerCert(t, t.TempDir(), base.Hostname())
+	}
+
+	// Recorded as the CLI's record does, with the fixture's flags.
+	var lists []string
+	for _, l := range fx.lists {
+		lists = append(lists, filepath.Join(dist, l))
+	}
+	prefix := pub
+	if prefix == "/" {
+		prefix = ""
+	}
+	m, err := record.Manifest(context.Background(), record.Options{
+		Release: "oracle-" + fx.name, Generation: 1,
+		Assets:        assets.Options{Dir: dist, Lists: lists, PublicPath: prefix},
+		CDN:           []string{o.cdnBase.String()},
+		Source:        &manifest.BuildSource{},
+		InstancePaths: fx.instancePaths, CDNPaths: fx.cdnPaths, CDNAndInstancePaths: fx.bothPaths,
+	})
+	if err != nil {
+		t.Fatalf("recording %s: %v", fx.name, err)
+	}
+	m.Images = []manifest.Image{webImage()}
+	o.m = m
+	o.manifest = filepath.Join(t.TempDir(), "manifest.json")
+	o.write(t)
+
+	// Deployed as the manifest says: the instance and the CDN each hold
+	// (a copy of) the files it says they serve (File.Served); both hold a
+	// file it says nothing of where (the instance serving the whole build
+	// as well, as a static host does) or that it does not hold. Copies, so
+	// that a test can delete any one of them.
+	o.instDir, o.cdnDir = t.TempDir(), t.TempDir()
+	err = filepath.WalkDir(dist, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dist, p)
+		body, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		f, recorded := m.Assets.File(filepath.ToSlash(rel))
+		all := !recorded || f.Served == ""
+		for dir, holds := range map[string]bool{o.instDir: all || f.OnInstance(), o.cdnDir: all || f.OnCDN()} {
+			if !holds {
+				continue
+			}
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, rel), body, 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Where a URL path serves the build: the pages at "/" and, under
+	// publicPath, every file.
+	serveAt := func(at, dir string) string {
+		if at == "/" {
+			return ""
+		}
+		return fmt.Sprintf("location ^~ %s { alias %s/; }", at, dir)
+	}
+	cors := "add_header Access-Control-Allow-Origin * always;"
+	fallback := "=404"
+	if fx.spa {
+		fallback = "/index.html"
+	}
+	o.instance = testenv.Nginx(t, o.instDir, "index index.html;", "location / { try_files $uri $uri.html $uri/ "+fallback+"; }", serveAt(pub, o.instDir))
+	if fx.cdn == "" {
+		port, _ := strconv.Atoi(o.cdnBase.Port())
+		testenv.NginxAt(t, port, o.cdnDir, cors, serveAt(pub, o.cdnDir))
+	} else {
+		cert, key := b.WriteServerCert(t, t.TempDir(), o.cdnBase.Hostname())
 		tlsPort := testenv.FreePort(t)
-		testenv.Nginx(t, dist, cors, serveAt(base.Path),
+		testenv.Nginx(t, o.cdnDir, cors, serveAt(o.cdnBase.Path, o.cdnDir),
 			fmt.Sprintf("listen 127.0.0.1:%d ssl; ssl_certificate %s; ssl_certificate_key %s;", tlsPort, cert, key))
-		o.hosts[net.JoinHostPort(base.Hostname(), "443")] = fmt.Sprintf("127.0.0.1:%d", tlsPort)
+		o.hosts[net.JoinHostPort(o.cdnBase.Hostname(), "443")] = fmt.Sprintf("127.0.0.1:%d", tlsPort)
 	}
 	// The gate reaches the same servers: a named CDN through the same
 	// mapping, trusting the browser's CA; loopback directly; nothing else.
@@ -323,29 +405,6 @@ func deployForOracle(t *testing.T, b *browsertest.Browser, fx oracleFixture) *or
 			return dialer.DialContext(ctx, network, addr)
 		}),
 		transport.WithRootCAs(func() *x509.CertPool { return b.Roots() }))
-
-	// Recorded as the CLI's record does.
-	var lists []string
-	for _, l := range fx.lists {
-		lists = append(lists, filepath.Join(dist, l))
-	}
-	prefix := pub
-	if prefix == "/" {
-		prefix = ""
-	}
-	m, err := record.Manifest(context.Background(), record.Options{
-		Release: "oracle-" + fx.name, Generation: 1,
-		Assets: assets.Options{Dir: dist, Lists: lists, PublicPath: prefix},
-		CDN:    []string{o.cdnBase.String()},
-		Source: &manifest.BuildSource{},
-	})
-	if err != nil {
-		t.Fatalf("recording %s: %v", fx.name, err)
-	}
-	m.Images = []manifest.Image{webImage()}
-	o.m = m
-	o.manifest = filepath.Join(t.TempDir(), "manifest.json")
-	o.write(t)
 
 	// Every page, at the URL a link names it by.
 	err = filepath.WalkDir(dist, func(p string, e fs.DirEntry, err error) error {
@@ -458,15 +517,7 @@ func (o *oracleDeployment) judge(t *testing.T, page string, stay time.Duration) 
 	t.Helper()
 	ctx := context.Background()
 	rc := &recordingChecker{CDNChecker: cdngate.Checker{}, checked: map[string]bool{}}
-	d := admission.Check(ctx, admission.Config{
-		CDN:    rc,
-		Source: manifest.FileSource{Path: o.manifest}, AllowUnsigned: true,
-		Image: "web", Running: running.Given{Value: amd64Conf.String()}, Platform: "linux/amd64",
-		Probes:  []string{o.instance + page},
-		Client:  o.client,
-		Timeout: 60 * time.Second,
-		Rand:    rand.New(rand.NewPCG(1, 2)),
-	})
+	d := o.gate(page, rc)
 	for _, f := range d.Findings {
 		if f.Severity == admission.Refuse {
 			gaps = append(gaps, fmt.Sprintf("%s refused %s %s (%s)", page, f.Kind, f.Subject, f.Message))
@@ -513,6 +564,9 @@ func (o *oracleDeployment) judge(t *testing.T, page string, stay time.Duration) 
 			continue
 		}
 		loaded = append(loaded, origin+" "+u.Path)
+		if l := (oracleLoad{origin, rel}); !slices.Contains(o.loaded[page], l) {
+			o.loaded[page] = append(o.loaded[page], l)
+		}
 		gap := ""
 		switch _, inManifest := o.m.Assets.File(rel); {
 		case !inManifest:

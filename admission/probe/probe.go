@@ -205,6 +205,13 @@ func stylesheets(ctx context.Context, p *Page, page *url.URL, opt Options) error
 		}
 		fetched[u.String()] = true
 		final, ct, body, err := get(ctx, u.String(), "text/css, */*;q=0.1", opt)
+		if se := (*StatusError)(nil); errors.As(err, &se) && (se.Code == http.StatusNotFound || se.Code == http.StatusGone) {
+			// A stylesheet the page names that is not there: not a probe
+			// that cannot read, but a file missing. It stays a reference,
+			// which the gate checks (and refuses, naming it, as missing
+			// or as not in the manifest).
+			continue
+		}
 		if err != nil {
 			return err
 		}

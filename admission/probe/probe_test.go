@@ -210,3 +210,44 @@ func TestMapLocal(t *testing.T) {
 		t.Errorf("a page of CDN references only: Local = %+v, want none", m.Local)
 	}
 }
+
+// TestFetchMissingStylesheet: a same-origin stylesheet the page names that
+// answers 404 or 410 is a file missing, not a probe that cannot read: it
+// stays a reference (the gate checks it and refuses, naming it), and the
+// page's other references are kept. A stylesheet that fails otherwise (a
+// 503) is still could-not-check.
+func TestFetchMissingStylesheet(t *testing.T) {
+	mux := http.NewServeMux()
+	page := func(css string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte(`<link rel=stylesheet href="/static/css/` + css + `"><script src="/static/js/app.js"></script>`))
+		}
+	}
+	mux.HandleFunc("/gone", page("gone.css"))
+	mux.HandleFunc("/missing", page("missing.css"))
+	mux.HandleFunc("/down", page("down.css"))
+	mux.HandleFunc("/static/css/gone.css", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "gone", http.StatusGone) })
+	mux.HandleFunc("/static/css/down.css", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "booting", http.StatusServiceUnavailable) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	client := transport.New(transport.Policy{MaxAttempts: 1})
+	for _, name := range []string{"missing", "gone"} {
+		p, err := probe.Fetch(context.Background(), srv.URL+"/"+name, probe.Options{Client: client})
+		if err != nil {
+			t.Fatalf("Fetch(/%s): %v", name, err)
+		}
+		m := probe.Map([]*probe.Page{p}, cdn)
+		var ids []string
+		for _, l := range m.Local {
+			ids = append(ids, l.ID)
+		}
+		slices.Sort(ids)
+		if want := []string{"css/" + name + ".css", "js/app.js"}; !slices.Equal(ids, want) {
+			t.Errorf("Fetch(/%s) local IDs = %q, want %q", name, ids, want)
+		}
+	}
+	if _, err := probe.Fetch(context.Background(), srv.URL+"/down", probe.Options{Client: client}); !verdict.IsUnavailable(err) {
+		t.Errorf("Fetch(/down) = %v, want an UnavailableError", err)
+	}
+}

@@ -204,9 +204,11 @@ func TestAttackServed(t *testing.T) {
 		{name: "a font the CDN stylesheet loads deleted from the CDN",
 			changes: func() []change { return []change{{e.cdnDir, servedFont, nil}} },
 			code:    1, kind: admission.KindAssetMissingOnCDN, subject: servedFont, where: "CDN"},
-		{name: "an instance file no page leads to deleted: a default admit does not see it",
+		// robots.txt is a root (every .html and .txt file is): a page the
+		// manifest says the instance serves is checked there by default.
+		{name: "an instance file no page leads to deleted: a default admit checks it, as a root the instance serves",
 			changes: func() []change { return []change{{e.instDir, "robots.txt", nil}} },
-			code:    0},
+			code:    1, kind: admission.KindAssetMissingOnInstance, subject: "robots.txt", where: "instance"},
 		{name: "an instance file no page leads to deleted: --all-assets checks it on the instance",
 			changes: func() []change { return []change{{e.instDir, "robots.txt", nil}} },
 			args:    []string{"--all-assets"}, code: 1, kind: admission.KindAssetMissingOnInstance, subject: "robots.txt", where: "instance"},

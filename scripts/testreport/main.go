@@ -1,5 +1,6 @@
-// Command testreport reads `go test -json` on standard input, prints the
-// test output as plain `go test` prints it (so the log reads the same), and
+// Command testreport reads `go test -json` on standard input, prints what
+// plain `go test` prints (a line a package, and the output of a test only
+// when it fails: -json makes the run verbose, the log need not be), and
 // at the end writes to standard error where the time went: the slowest
 // packages and tests, and the run's wall time. scripts/test.sh pipes the
 // suite through it; with -o FILE it also keeps the breakdown in FILE.
@@ -58,15 +59,16 @@ func main() {
 	}
 }
 
-// copyOutput writes every event's output to w, as go test without -json
-// would print it, and returns the packages' and top-level tests' times.
-// A line that is not JSON (go vet's or the linker's words) is copied as
-// it is.
+// copyOutput writes to w what go test without -v prints: every package's
+// own lines ("ok", "FAIL", a panic), and a test's output only when that
+// test fails; and returns the packages' and top-level tests' times. A line
+// that is not JSON (go vet's or the linker's words) is copied as it is.
 func copyOutput(r io.Reader, w io.Writer) (pkgs, tests []timing, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
+	held := map[[2]string][]string{} // a running test's output, by package and test
 	for sc.Scan() {
 		line := sc.Bytes()
 		var e event
@@ -75,21 +77,38 @@ func copyOutput(r io.Reader, w io.Writer) (pkgs, tests []timing, err error) {
 			bw.WriteByte('\n')
 			continue
 		}
-		if e.Output != "" {
+		key := [2]string{e.Package, e.Test}
+		switch {
+		case e.Action == "output" && e.Test != "":
+			held[key] = append(held[key], e.Output)
+		case e.Output != "" && e.Output != "PASS\n":
 			bw.WriteString(e.Output)
 		}
 		switch e.Action {
 		case "pass", "fail", "skip":
+			if e.Action == "fail" {
+				for _, o := range held[key] {
+					bw.WriteString(o)
+				}
+			}
+			delete(held, key)
 			switch {
 			case e.Test == "":
 				pkgs = append(pkgs, timing{e.Package, e.Elapsed, e.Action})
+				// A package's end: what is held of it now is of tests
+				// that never ended (a panic, a timeout): print it.
+				for k, out := range held {
+					if k[0] == e.Package {
+						for _, o := range out {
+							bw.WriteString(o)
+						}
+						delete(held, k)
+					}
+				}
+				bw.Flush() // so that a long run shows its progress
 			case !strings.Contains(e.Test, "/"):
 				tests = append(tests, timing{e.Package + "." + e.Test, e.Elapsed, e.Action})
 			}
-		}
-		// Flush at package ends so that a long run shows its progress.
-		if e.Test == "" && e.Action != "output" {
-			bw.Flush()
 		}
 	}
 	return pkgs, tests, sc.Err()

@@ -391,7 +391,7 @@ func snapshotGatesTheIngress(t *testing.T, s snapshot) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command("sh", "-c", `"$1" "$2" | "$3" -idm --quiet`, "sh", rpm2cpio, rpm, cpio)
+		cmd := exec.Command("sh", "-c", `"$1" "$2" | "$3" -idm --quiet --no-absolute-filenames`, "sh", rpm2cpio, rpm, cpio)
 		cmd.Dir = tree
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("rpm2cpio | cpio -idm: %v\n%s", err, out)

@@ -12,8 +12,10 @@
 #
 # LOCKSTEP_TEST_RELEASE=0 skips the release path; LOCKSTEP_TEST_RELEASE_ALL=1
 # builds and checks the whole four-platform matrix (scripts/release-snapshot.sh
-# --all), as the release workflow does; LOCKSTEP_TEST_RACE=0 runs the tests
-# without the race detector. Arguments go to go test.
+# --all), as the release workflow does; LOCKSTEP_TEST_BENCH=1 also runs
+# the benchmark scripts' smoke test (bench.TestRunQuick, about two minutes);
+# .ci/run sets both. LOCKSTEP_TEST_RACE=0 runs the tests without the race
+# detector. Arguments go to go test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LOCKSTEP_INTEGRATION=1

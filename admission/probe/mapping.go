@@ -72,10 +72,11 @@ func Map(pages []*Page, cdn []string) Mapped {
 			if scheme != "http" && scheme != "https" {
 				continue // data:, blob:, javascript:, mailto:
 			}
-			id, ok := "", false
+			id, ok, onCDN := "", false, false
 			for _, b := range bases {
 				if scheme == b.scheme && hostPort(u) == b.host && strings.HasPrefix(u.Path, b.path) {
 					id, ok = strings.TrimPrefix(u.Path, b.path), true
+					onCDN = pu == nil || hostPort(u) != hostPort(pu)
 					break
 				}
 			}
@@ -90,7 +91,15 @@ func Map(pages []*Page, cdn []string) Mapped {
 				}
 			}
 			switch {
-			case r.Optional:
+			case r.Optional && !onCDN:
+				// On the page's own origin an optional URL may be a
+				// navigation or an API (a custom element's href, a
+				// preload of data): it is held to the manifest only
+				// when it names a file of the release. Under a CDN base
+				// on another host, it is an asset like any other: one
+				// the manifest does not list is refused, so that a page
+				// of another build, whose islands name other files, is
+				// not admitted.
 				if ok && id != "" {
 					maybe[id] = true
 				}

@@ -79,6 +79,15 @@ func TestMapHTML(t *testing.T) {
 			foreign: []string{"http://127.0.0.1:9090/c.js", "http://cdn.example.com/static/a.js"},
 		},
 		{
+			// A custom element's URL attribute is optional on the page's
+			// own origin (it may be a link), but under a CDN base it is an
+			// asset: an island of another build must not be ignored.
+			name: "custom elements' URLs: assets under a CDN base, optional on the origin",
+			page: "http://127.0.0.1:8080/",
+			body: `<astro-island component-url="https://cdn.example.com/static/_astro/Counter.other.js" renderer-url="https://cdn.example.com/static/_astro/client.js"></astro-island><my-link href="/about"></my-link>`,
+			ids:  []string{"_astro/Counter.other.js", "_astro/client.js"},
+		},
+		{
 			name: "not assets",
 			page: "http://127.0.0.1:8080/",
 			body: `<script src="javascript:alert(1)"></script><img src="data:,x"><img src=""><img src="blob:http://127.0.0.1/x"><link rel="alternate" href="/feed.xml">`,

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/admission"
 	"github.com/lockstep-dev/lockstep/internal/scenario"
 	"github.com/lockstep-dev/lockstep/internal/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -124,6 +123,29 @@ func TestAttackGraph(t *testing.T) {
 			t.Fatalf("exit %d, refusing %v; stderr:\n%s", code, kinds, stderr)
 		}
 	})
+	t.Run("2 html/an island of another build", func(t *testing.T) {
+		// The instance serves a page of another build: its island names a
+		// file under the CDN base that the release does not hold. A
+		// custom element's URL is optional only on the page's own origin.
+		idx := filepath.Join(appDir, "index.html")
+		orig, err := os.ReadFile(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { writeFile(t, idx, string(orig)) })
+		writeFile(t, idx, strings.Replace(string(orig), "_astro/island.js", "_astro/island.other.js", 1))
+		code, d, state, stderr := e.admitDecision(t, home)
+		var refusing []string
+		for _, f := range d.Refusals() {
+			refusing = append(refusing, string(f.Kind)+" "+f.Subject)
+		}
+		if want := "asset-not-in-manifest _astro/island.other.js"; code != 1 || !slices.Contains(refusing, want) {
+			t.Errorf("exit %d, refusing %q, want 1 and %q; stderr:\n%s", code, refusing, want, stderr)
+		}
+		if stateWritten(t, state) {
+			t.Errorf("a refused check recorded a generation")
+		}
+	})
 	cases := []struct{ class, file string }{
 		{"1 roots/an unprobed route's stylesheet", "css/about.css"},
 		{"1 roots/the font of an unprobed route's stylesheet", "fonts/b.woff2"},
@@ -150,10 +172,8 @@ func TestAttackGraph(t *testing.T) {
 			gone(t, cdnDir, tt.file)
 			code, d, state, stderr := e.admitDecision(t, home)
 			var refusing []string
-			for _, f := range d.Findings {
-				if f.Severity == admission.Refuse {
-					refusing = append(refusing, string(f.Kind)+" "+f.Subject)
-				}
+			for _, f := range d.Refusals() {
+				refusing = append(refusing, string(f.Kind)+" "+f.Subject)
 			}
 			if want := []string{"asset-missing-on-cdn " + tt.file}; code != 1 || !slices.Equal(refusing, want) {
 				t.Errorf("without %s on the CDN: exit %d, refusing %q, want 1 and %q; stderr:\n%s", tt.file, code, refusing, want, stderr)

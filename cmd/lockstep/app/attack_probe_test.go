@@ -112,10 +112,8 @@ func (e probeAttackEnv) admitPage(t *testing.T, probe string, extra ...string) (
 	t.Helper()
 	code, d, state, stderr := e.admitDecision(t, probe, extra...)
 	var kinds []string
-	for _, f := range d.Findings {
-		if f.Severity == admission.Refuse {
-			kinds = append(kinds, string(f.Kind))
-		}
+	for _, f := range d.Refusals() {
+		kinds = append(kinds, string(f.Kind))
 	}
 	return code, kinds, state, stderr
 }

@@ -197,10 +197,9 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 			Workers:    c.Int("workers"),
 			Logger:     logger(c),
 		},
-		NoGraph:       !c.Bool("asset-graph"),
-		InstancePaths: c.StringSlice("instance-path"),
-		CDNPaths:      c.StringSlice("cdn-path"),
-		// Where files are served: record.Options.CDNAndInstancePaths.
+		NoGraph:             !c.Bool("asset-graph"),
+		InstancePaths:       c.StringSlice("instance-path"),
+		CDNPaths:            c.StringSlice("cdn-path"),
 		CDNAndInstancePaths: c.StringSlice("cdn-and-instance-path"),
 		CDN:                 c.StringSlice("cdn"),
 		Origin:              c.String("origin"),

@@ -101,12 +101,7 @@ func runSplit(t *testing.T, e servedEnv, mpath string, probes []string, cases []
 				args = append(args, "--probe", p)
 			}
 			code, d, state := e.admit(t, mpath, args...)
-			var refusing []admission.Finding
-			for _, f := range d.Findings {
-				if f.Severity == admission.Refuse {
-					refusing = append(refusing, f)
-				}
-			}
+			refusing := d.Refusals()
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d; findings %+v", code, tc.code, refusing)
 			}

@@ -51,7 +51,7 @@ func agentCommand() *cli.Command {
 		Flags:  append(flags, consumerFlags()...),
 		Action: runAgent,
 		// An unknown or malformed flag is a usage error (exit 2).
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(err) },
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return flagUsage(err, "lockstep agent") },
 	}
 }
 

@@ -32,7 +32,7 @@ func New() *cli.App {
 			return err
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usage(err)
+			return flagUsage(err, "lockstep")
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 		Action: func(c *cli.Context) error {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -27,8 +26,8 @@ func manifestGetCommand() *cli.Command {
 			exits{
 				0: "written",
 				1: "the signature does not verify",
-				2: "bad input or no such channel",
-				3: "the store could not be read",
+				2: "bad input",
+				3: "no such release or channel (the message lists what the store holds), or the store could not be read",
 			}),
 		Flags: append([]cli.Flag{
 			storeURLFlag(), storeReleaseFlag(), storeChannelFlag(),
@@ -47,9 +46,6 @@ func manifestGetCommand() *cli.Command {
 				return err
 			}
 			s, err := store.Current(c.Context, st, c.String("release"), c.String("channel"), v)
-			if errors.Is(err, manifest.ErrNotFound) {
-				return usage(err)
-			}
 			if err != nil {
 				return err
 			}

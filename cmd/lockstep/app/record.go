@@ -303,6 +303,9 @@ func recordPrevious(c *cli.Context, release string) (*manifest.Manifest, error) 
 
 // parseGeneration reads --generation: a positive integer.
 func parseGeneration(s string) (int64, error) {
+	if s == "" {
+		return 0, usage(errors.New(`--generation is required: the release generation N (at least 1, higher than any before it), or "auto" for the next one on --store's channel`))
+	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 1 {
 		return 0, usage(fmt.Errorf("--generation %q: want an integer of at least 1", s))

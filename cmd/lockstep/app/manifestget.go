@@ -32,8 +32,13 @@ func manifestGetCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			storeURLFlag(), storeReleaseFlag(), storeChannelFlag(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the manifest to `FILE` (with FILE.sig and FILE.sigstore.json) instead of stdout"},
+			formatFlag("text", "json"),
 		}, trustFlags()...),
 		Action: func(c *cli.Context) error {
+			f, err := format(c, "text", "json")
+			if err != nil {
+				return err
+			}
 			if c.NArg() != 0 {
 				return usage(fmt.Errorf("manifest get takes no arguments, got %q", c.Args().First()))
 			}
@@ -53,15 +58,13 @@ func manifestGetCommand() *cli.Command {
 				logger(c).Warn("the manifest's signature was not required (--insecure-allow-unsigned)", "release", s.Manifest.ID())
 			}
 			out := c.String("output")
-			if out == "" {
-				_, err := c.App.Writer.Write(s.Raw)
-				return err
+			var side manifest.SidecarPaths
+			if out != "" {
+				if side, err = manifest.WriteFile(out, s, manifest.SidecarPaths{}); err != nil {
+					return err
+				}
 			}
-			if _, err := manifest.WriteFile(out, s, manifest.SidecarPaths{}); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintln(c.App.Writer, s.Digest)
-			return err
+			return store.NewGot(s, c.String("channel"), out, side).Write(c.App.Writer, f)
 		},
 	}
 }

@@ -38,6 +38,9 @@ have jq || need+=(jq)
 have rpm2cpio || need+=(rpm2cpio)
 have cpio || need+=(cpio)
 have systemd-analyze || need+=(systemd)
+# The packages are held to Debian's and Fedora's checks (TestPackagesLint).
+have lintian || need+=(lintian)
+have rpmlint || need+=(rpmlint)
 # The system's roots: bench/roots.sh (in bench/run.sh) loads them.
 [ -e /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
 

@@ -5,7 +5,8 @@
 # running sources are tested against, started by scripts/runtimes.sh: the
 # tests start daemons of their own and never use a system one) and Chromium
 # (the browser oracle); from the Go module proxy, the cosign CLI,
-# staticcheck and crane, built once per machine into
+# staticcheck, crane and helm (the chart's tests: helm lint, template,
+# install), built once per machine into
 # ~/.cache/lockstep/tools and linked into .cache/bin (scripts/lib/tools.sh).
 # The release tools (goreleaser, ko, cyclonedx-gomod) come from
 # scripts/install-release-tools.sh. The Debian packages are installed while
@@ -55,6 +56,7 @@ fi
 gotool cosign github.com/sigstore/cosign/v2 "$COSIGN_VERSION" cmd/cosign
 gotool staticcheck honnef.co/go/tools "$STATICCHECK_VERSION" cmd/staticcheck
 gotool crane github.com/google/go-containerregistry "$CRANE_VERSION" cmd/crane
+gotool helm helm.sh/helm/v4 "$HELM_VERSION" cmd/helm
 
 if [ -n "$apt_pid" ]; then
   log="${TMPDIR:-/tmp}/lockstep-apt.$$.log"

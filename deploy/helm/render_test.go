@@ -3,6 +3,7 @@ package helm
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,7 +19,7 @@ import (
 	kjson "sigs.k8s.io/json"
 
 	"github.com/lockstep-dev/lockstep/admission/webhook"
-	"github.com/lockstep-dev/lockstep/cmd/lockstep/app"
+	"github.com/lockstep-dev/lockstep/internal/deploycheck"
 	"github.com/lockstep-dev/lockstep/internal/imagename"
 )
 
@@ -96,28 +97,6 @@ func strict[T any](t *testing.T, where string, js []byte) T {
 	return v
 }
 
-// webhookEnv is lockstep webhook's flags by environment variable, and its
-// flag names.
-func webhookFlags(t *testing.T) (env, names map[string]bool) {
-	t.Helper()
-	cmd := app.New().Command("webhook")
-	if cmd == nil {
-		t.Fatal("lockstep has no webhook command")
-	}
-	env, names = map[string]bool{}, map[string]bool{}
-	for _, f := range cmd.Flags {
-		for _, n := range f.Names() {
-			names[n] = true
-		}
-		if ev, ok := f.(interface{ GetEnvVars() []string }); ok {
-			for _, e := range ev.GetEnvVars() {
-				env[e] = true
-			}
-		}
-	}
-	return env, names
-}
-
 // container is the webhook's container and what it is configured with:
 // its arguments as flag → value, and its ConfigMap's LOCKSTEP_ variables.
 type container struct {
@@ -128,8 +107,9 @@ type container struct {
 
 // config checks that every argument of the container is a flag of
 // lockstep webhook, every variable of the ConfigMap it reads with envFrom
-// a variable of one, no variable of the container's own env a LOCKSTEP_
-// one, and that nothing is insecure; it returns them.
+// a variable of one (deploycheck.WebhookFlags), no variable of the
+// container's own env a LOCKSTEP_ one, and that nothing is insecure; it
+// returns them.
 func (r *rendered) config(t *testing.T) container {
 	t.Helper()
 	pod := r.deployment.Spec.Template.Spec
@@ -137,29 +117,18 @@ func (r *rendered) config(t *testing.T) container {
 		t.Fatalf("%d containers, want 1", len(pod.Containers))
 	}
 	c := container{Container: &pod.Containers[0], args: map[string]string{}, env: map[string]string{}}
-	envs, names := webhookFlags(t)
-	if len(c.Args) == 0 || c.Args[0] != "webhook" {
-		t.Fatalf("args %q, want the webhook command", c.Args)
-	}
-	for _, a := range c.Args[1:] {
-		name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		if !strings.HasPrefix(a, "--") || !names[name] {
-			t.Errorf("argument %q is not a flag of lockstep webhook", a)
-		}
-		c.args[name] = value
-	}
 	if len(c.EnvFrom) != 1 || c.EnvFrom[0].ConfigMapRef == nil {
 		t.Fatalf("envFrom %+v, want one ConfigMap", c.EnvFrom)
 	}
-	cm, ok := r.configMaps[c.EnvFrom[0].ConfigMapRef.Name]
-	if !ok {
+	if _, ok := r.configMaps[c.EnvFrom[0].ConfigMapRef.Name]; !ok {
 		t.Fatalf("envFrom names ConfigMap %s, which the chart does not render", c.EnvFrom[0].ConfigMapRef.Name)
 	}
-	for k, v := range cm.Data {
-		if !envs[k] {
-			t.Errorf("ConfigMap %s sets %s, which no flag of lockstep webhook reads", cm.Name, k)
+	for k, v := range deploycheck.WebhookFlags(t, c.Container, slices.Collect(maps.Values(r.configMaps))) {
+		if strings.HasPrefix(k, "LOCKSTEP_") {
+			c.env[k] = v
+		} else {
+			c.args[k] = v
 		}
-		c.env[k] = v
 	}
 	for _, e := range c.Env {
 		if strings.HasPrefix(e.Name, "LOCKSTEP_") {
@@ -217,13 +186,6 @@ func (r *rendered) file(t *testing.T, c container, path string) (content string,
 
 // systemNamespaces are never governed, whatever the values.
 var systemNamespaces = []string{"kube-system", "kube-public", "kube-node-lease"}
-
-// rules are the webhook's rules: the kinds it judges, and only those.
-var rules = map[string]bool{
-	"/v1/pods": true, "/v1/pods/ephemeralcontainers": true,
-	"apps/v1/deployments": true, "apps/v1/replicasets": true, "apps/v1/statefulsets": true, "apps/v1/daemonsets": true,
-	"batch/v1/jobs": true, "batch/v1/cronjobs": true,
-}
 
 // consistent checks what must hold of every rendering: the selectors
 // select the webhook's pods, the webhook configuration reaches its Service
@@ -306,14 +268,8 @@ func (r *rendered) consistent(t *testing.T) container {
 			t.Fatalf("%d webhooks, want 1", len(vwc.Webhooks))
 		}
 		w := vwc.Webhooks[0]
-		ref := w.ClientConfig.Service
-		if ref == nil || w.ClientConfig.URL != nil || ref.Name != svc.Name || ref.Namespace != svc.Namespace || ref.Path == nil || *ref.Path != "/validate" ||
-			ref.Port == nil || !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == *ref.Port && p.TargetPort.String() == "https" }) {
-			t.Errorf("clientConfig %+v does not reach the Service %s/%s at /validate", w.ClientConfig, svc.Namespace, svc.Name)
-		}
-		if w.ObjectSelector != nil && (len(w.ObjectSelector.MatchLabels) > 0 || len(w.ObjectSelector.MatchExpressions) > 0) {
-			t.Errorf("objectSelector %+v: a pod could opt itself out", w.ObjectSelector)
-		}
+		deploycheck.ReachesService(t, w, svc)
+		deploycheck.WebhookRules(t, w)
 		sel, err := metav1.LabelSelectorAsSelector(w.NamespaceSelector)
 		if err != nil {
 			t.Fatal(err)
@@ -325,31 +281,6 @@ func (r *rendered) consistent(t *testing.T) container {
 			}
 			if sel.Matches(all) {
 				t.Errorf("namespace %s, labelled %v, is governed", ns, all)
-			}
-		}
-		got := map[string]bool{}
-		for _, r := range w.Rules {
-			ops := slices.Clone(r.Operations)
-			slices.Sort(ops)
-			if !slices.Equal(ops, []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}) {
-				t.Errorf("rule %+v: operations %q, want CREATE and UPDATE", r.Rule, r.Operations)
-			}
-			for _, g := range r.APIGroups {
-				for _, v := range r.APIVersions {
-					for _, res := range r.Resources {
-						got[g+"/"+v+"/"+res] = true
-					}
-				}
-			}
-		}
-		for k := range rules {
-			if !got[k] {
-				t.Errorf("no rule for %s", k)
-			}
-		}
-		for k := range got {
-			if !rules[k] {
-				t.Errorf("a rule for %s, which the webhook does not judge", k)
 			}
 		}
 		if ca := vwc.Annotations["cert-manager.io/inject-ca-from"]; ca != "" {

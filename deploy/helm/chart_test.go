@@ -129,33 +129,38 @@ type kustomization struct {
 }
 
 // kustomizeBuild returns the objects `kubectl kustomize DIR` builds: the
-// documents of every resource the kustomization lists, folders followed.
-func kustomizeBuild(t *testing.T, dir string) []object {
+// documents of every resource the kustomization lists, folders followed;
+// an error for a kustomization field it does not know.
+func kustomizeBuild(t *testing.T, dir string) ([]object, error) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	var k kustomization
 	if err := dec.Decode(&k); err != nil {
-		t.Fatalf("%s/kustomization.yaml: %v (teach TestChartMatchesKustomize the field)", dir, err)
+		return nil, fmt.Errorf("%s/kustomization.yaml: %v (teach TestChartMatchesKustomize the field)", dir, err)
 	}
 	var out []object
 	for _, r := range k.Resources {
 		p := filepath.Join(dir, r)
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			out = append(out, kustomizeBuild(t, p)...)
+			objs, err := kustomizeBuild(t, p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, objs...)
 			continue
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		out = append(out, decodeAll(t, p, b)...)
 	}
-	return out
+	return out, nil
 }
 
 // helmLabels are the labels Helm charts add to every object (and the
@@ -209,45 +214,123 @@ func normalize(o object) {
 // labels and the checksum annotation (normalize). A change to one that is
 // not made to the other fails here.
 func TestChartMatchesKustomize(t *testing.T) {
-	want := kustomizeBuild(t, filepath.Join("..", "kubernetes"))
-	want = append(want, kustomizeBuild(t, filepath.Join("..", "kubernetes", "webhook"))...)
-	certs, err := filepath.Glob(filepath.Join("..", "kubernetes", "cert-manager", "*.yaml"))
-	if err != nil || len(certs) == 0 {
-		t.Fatalf("no cert-manager files: %v", err)
-	}
-	for _, f := range certs {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, decodeAll(t, f, b)...)
-	}
 	raw, err := render(t, "lockstep", "lockstep", "-f", kustomizeValues)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := decodeAll(t, "helm template", raw)
+	diffs, err := drift(t, filepath.Join("..", "kubernetes"), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error(d)
+	}
+}
+
+// drift compares the kustomize tree at dir (the base, its webhook overlay
+// and cert-manager/) with a rendering of the chart, and returns every
+// difference: an object in one and not the other, or one that differs.
+func drift(t *testing.T, dir string, rendering []byte) ([]string, error) {
+	t.Helper()
+	want, err := kustomizeBuild(t, dir)
+	if err != nil {
+		return nil, err
+	}
+	overlay, err := kustomizeBuild(t, filepath.Join(dir, "webhook"))
+	if err != nil {
+		return nil, err
+	}
+	want = append(want, overlay...)
+	certs, err := filepath.Glob(filepath.Join(dir, "cert-manager", "*.yaml"))
+	if err != nil || len(certs) == 0 {
+		return nil, fmt.Errorf("no cert-manager files in %s: %v", dir, err)
+	}
+	for _, f := range certs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		want = append(want, decodeAll(t, f, b)...)
+	}
+	got := decodeAll(t, "helm template", rendering)
 	for _, o := range got {
 		normalize(o)
 	}
 	wantBy, gotBy := byKey(t, "deploy/kubernetes", want), byKey(t, "the chart", got)
 	if len(wantBy) < 10 {
-		t.Fatalf("only %d kustomize objects: %v", len(wantBy), slices.Sorted(maps.Keys(wantBy)))
+		return nil, fmt.Errorf("only %d kustomize objects: %v", len(wantBy), slices.Sorted(maps.Keys(wantBy)))
 	}
-	for k, w := range wantBy {
+	var diffs []string
+	for _, k := range slices.Sorted(maps.Keys(wantBy)) {
 		g, ok := gotBy[k]
 		if !ok {
-			t.Errorf("%s is in deploy/kubernetes, not in the chart", k)
+			diffs = append(diffs, k+" is in deploy/kubernetes, not in the chart")
 			continue
 		}
-		if d := cmp.Diff(w, g); d != "" {
-			t.Errorf("%s differs (-deploy/kubernetes +chart):\n%s", k, d)
+		if d := cmp.Diff(wantBy[k], g); d != "" {
+			diffs = append(diffs, fmt.Sprintf("%s differs (-deploy/kubernetes +chart):\n%s", k, d))
 		}
 	}
-	for k := range gotBy {
+	for _, k := range slices.Sorted(maps.Keys(gotBy)) {
 		if _, ok := wantBy[k]; !ok {
-			t.Errorf("%s is in the chart, not in deploy/kubernetes", k)
+			diffs = append(diffs, k+" is in the chart, not in deploy/kubernetes")
 		}
+	}
+	return diffs, nil
+}
+
+// TestDriftIsCaught holds the guard itself to account: a copy of
+// deploy/kubernetes changed in each way a change could drift (a field, a
+// label, an object added or dropped, a kustomize transformer the
+// comparison does not model) is reported against the unchanged chart; the
+// unchanged copy is not.
+func TestDriftIsCaught(t *testing.T) {
+	raw, err := render(t, "lockstep", "lockstep", "-f", kustomizeValues)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, file, old, new string
+		want                 string // in a difference, or in the error
+	}{
+		{"unchanged", "", "", "", ""},
+		{"a replica more", "deployment.yaml", "replicas: 2", "replicas: 3", "replicas"},
+		{"a flag changed", "deployment.yaml", "--unmanaged=deny", "--unmanaged=allow", "--unmanaged=allow"},
+		{"a label changed", "service.yaml", "app.kubernetes.io/part-of: lockstep", "app.kubernetes.io/part-of: lockstep-edge", "part-of"},
+		{"failurePolicy", "webhook/validatingwebhookconfiguration.yaml", "failurePolicy: Fail", "failurePolicy: Ignore", "failurePolicy"},
+		{"a namespace no longer excluded", "webhook/validatingwebhookconfiguration.yaml", `"lockstep", "cert-manager"]`, `"lockstep"]`, "cert-manager"},
+		{"an object dropped", "kustomization.yaml", "  - pdb.yaml\n", "", "PodDisruptionBudget lockstep/lockstep-webhook is in the chart, not in deploy/kubernetes"},
+		{"an object added", "pdb.yaml", "minAvailable: 1\n", "minAvailable: 1\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n  namespace: lockstep\n", "v1 ConfigMap lockstep/extra is in deploy/kubernetes, not in the chart"},
+		{"a cert-manager duration", "cert-manager/certificate.yaml", "duration: 2160h", "duration: 720h", "2160h"},
+		{"a transformer", "kustomization.yaml", "kind: Kustomization\n", "kind: Kustomization\nnamePrefix: edge-\n", "teach TestChartMatchesKustomize"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "kubernetes")
+			if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "kubernetes"))); err != nil {
+				t.Fatal(err)
+			}
+			if tt.file != "" {
+				p := filepath.Join(dir, tt.file)
+				b, err := os.ReadFile(p)
+				if err != nil || !bytes.Contains(b, []byte(tt.old)) {
+					t.Fatalf("%s lacks %q: %v", tt.file, tt.old, err)
+				}
+				if err := os.WriteFile(p, bytes.Replace(b, []byte(tt.old), []byte(tt.new), 1), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			diffs, err := drift(t, dir, raw)
+			all := strings.Join(diffs, "\n")
+			if err != nil {
+				all = err.Error()
+			}
+			switch {
+			case tt.want == "" && all != "":
+				t.Errorf("the unchanged copy is reported: %s", all)
+			case tt.want != "" && !strings.Contains(all, tt.want):
+				t.Errorf("the change is not reported (want %q): %q", tt.want, all)
+			}
+		})
 	}
 }
 

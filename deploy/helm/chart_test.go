@@ -439,4 +439,9 @@ func TestBadValues(t *testing.T) {
 			t.Errorf("%s: %v\nwant the error to say %q", tt.name, err, tt.want)
 		}
 	}
+	// The webhook never governs the namespace it runs in: installed into
+	// default (helm install without -n), the pods there would go unjudged.
+	if out, err := render(t, "lockstep", "default", base...); err == nil || !strings.Contains(err.Error(), "a namespace of its own") {
+		t.Errorf("installed into namespace default: %v\n%.400s; want it refused", err, out)
+	}
 }

@@ -69,10 +69,14 @@ webhook.excludeNamespaces.
 
 {{/*
 Checks what values.schema.json cannot say (it says the rest: one manifest
-source, one of release and routes, exactly one signer, the TLS Secret).
+source, one of release and routes, exactly one signer, the TLS Secret): a
+namespace of its own, and a PodDisruptionBudget that lets drains through.
 */}}
 {{- define "lockstep.validate" -}}
 {{- $v := .Values -}}
+{{- if eq .Release.Namespace "default" -}}
+{{- fail "install lockstep into a namespace of its own (helm install -n lockstep --create-namespace): the webhook never governs the namespace it runs in, and the pods of namespace default would go unjudged" -}}
+{{- end -}}
 {{- if and $v.podDisruptionBudget.enabled (ge (int $v.podDisruptionBudget.minAvailable) (int $v.replicas)) -}}
 {{- fail "podDisruptionBudget.minAvailable must be below replicas, or node drains block" -}}
 {{- end -}}

@@ -4,9 +4,12 @@
 # containerd 1.6, runc and docker.io 20.10 (the container runtimes the
 # running sources are tested against, started by scripts/runtimes.sh: the
 # tests start daemons of their own and never use a system one) and Chromium
-# (the browser oracle); from the Go module proxy, the cosign CLI,
-# staticcheck and crane, built once per machine into
-# ~/.cache/lockstep/tools and linked into .cache/bin (scripts/lib/tools.sh).
+# (the browser oracle), etcd (under the tests' real kube-apiserver); from
+# the Go module proxy, the cosign CLI, staticcheck, crane, helm (the chart's
+# tests: helm lint, template, install) and kube-apiserver (from
+# k8s.io/kubernetes, for internal/kubetest's control plane), built once per
+# machine into ~/.cache/lockstep/tools and linked into .cache/bin
+# (scripts/lib/tools.sh).
 # The release tools (goreleaser, ko, cyclonedx-gomod) come from
 # scripts/install-release-tools.sh. The Debian packages are installed while
 # the Go tools build. Idempotent: a second run installs nothing.
@@ -18,6 +21,8 @@ COSIGN_VERSION=v2.6.5
 STATICCHECK_VERSION=v0.7.0
 # crane v0.21 or later writes artifactType on index entries (the real-index tests).
 CRANE_VERSION=v0.21.0
+# internal/kubetest's control plane; keep in step with kubetest.Version.
+KUBE_APISERVER_VERSION=v1.34.4
 
 need=()
 have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ]; }
@@ -31,6 +36,7 @@ have containerd || need+=(containerd)
 have runc || need+=(runc)
 have dockerd || need+=(docker.io)
 have chromium || need+=(chromium)
+have etcd || need+=(etcd-server) # under kube-apiserver (internal/kubetest)
 # The Action's install reads the releases API with jq (as GitHub's runners
 # have it); the artefact tests unpack the .rpm with rpm2cpio and cpio and
 # judge the units with systemd-analyze.
@@ -58,6 +64,8 @@ fi
 gotool cosign github.com/sigstore/cosign/v2 "$COSIGN_VERSION" cmd/cosign
 gotool staticcheck honnef.co/go/tools "$STATICCHECK_VERSION" cmd/staticcheck
 gotool crane github.com/google/go-containerregistry "$CRANE_VERSION" cmd/crane
+gotool helm helm.sh/helm/v4 "$HELM_VERSION" cmd/helm
+kube_apiserver "$KUBE_APISERVER_VERSION"
 
 if [ -n "$apt_pid" ]; then
   log="${TMPDIR:-/tmp}/lockstep-apt.$$.log"

@@ -48,12 +48,16 @@ var releaseTools = map[string]bool{"goreleaser": true, "ko": true, "cyclonedx-go
 
 // goTools are the tools scripts/install-deps.sh builds from the Go module
 // proxy once per machine.
-var goTools = map[string]bool{"cosign": true, "staticcheck": true, "crane": true}
+var goTools = map[string]bool{"cosign": true, "staticcheck": true, "crane": true, "helm": true}
 
 // HowToInstall says how to get a tool the tests need: every one is
 // installed by one of the project's scripts (scripts/test.sh runs both).
 func HowToInstall(name string) string {
 	switch {
+	case name == "kube-apiserver":
+		return "scripts/install-deps.sh builds it from k8s.io/kubernetes on the Go module proxy once per machine " +
+			"(~/.cache/lockstep/tools/kube-apiserver@VERSION, about 15 CPU-minutes) and links it into .cache/bin; " +
+			"or name one with LOCKSTEP_TEST_KUBE_APISERVER"
 	case releaseTools[name]:
 		return "scripts/install-release-tools.sh builds it from the Go module proxy once per machine (~/.cache/lockstep/tools) and links it into .cache/bin"
 	case goTools[name]:

@@ -13,6 +13,11 @@
 LOCKSTEP_CACHE=${LOCKSTEP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lockstep}
 export LOCKSTEP_CACHE
 
+# Helm, in both scripts: the tests lint, render and install
+# deploy/helm/lockstep with it (install-deps.sh), and the release packages
+# and pushes the chart with the same version (install-release-tools.sh).
+HELM_VERSION=v4.3.2
+
 # built_from BIN MODULE VERSION: BIN was built from MODULE@VERSION.
 built_from() {
   go version -m "$1" 2>/dev/null | grep -qE "^[[:space:]]+mod[[:space:]]+$2[[:space:]]+$3([[:space:]]|$)"
@@ -42,6 +47,36 @@ gotool() {
     fi
     rm -rf "$dir"
     mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp" # another clone won the race: same module, same version
+    echo "tools: $name $ver built in $((SECONDS - start)) s" >&2
+  fi
+  ln -sfn "$dir/$name" ".cache/bin/$name"
+}
+
+# kube_apiserver VERSION: kube-apiserver VERSION (a k8s.io/kubernetes
+# version, e.g. v1.34.4), for the tests' real control plane
+# (internal/kubetest), built once per machine into
+# $LOCKSTEP_CACHE/tools/kube-apiserver@VERSION by
+# scripts/lib/build-kube-apiserver.sh and linked as .cache/bin/kube-apiserver
+# (run from the clone's root). A cached binary is used when its --version
+# says "Kubernetes VERSION" (its Go module data names k8s.io/kubernetes's
+# main module only as "(devel)", the module being rebuilt from a copy).
+# The build costs about 900 CPU-seconds and 2 GB of RAM, once.
+kube_apiserver() {
+  local ver=$1 name=kube-apiserver
+  local dir="$LOCKSTEP_CACHE/tools/$name@$ver"
+  mkdir -p "$LOCKSTEP_CACHE/tools" .cache/bin
+  if [ "$("$dir/$name" --version 2>/dev/null)" != "Kubernetes $ver" ]; then
+    local tmp start=$SECONDS
+    tmp=$(mktemp -d "$LOCKSTEP_CACHE/tools/.$name.XXXXXX")
+    echo "tools: building $name $ver from k8s.io/kubernetes on the Go module proxy (once per machine, into $dir; about 15 CPU-minutes)" >&2
+    if ! scripts/lib/build-kube-apiserver.sh "$ver" "$tmp/$name" ||
+      [ "$("$tmp/$name" --version 2>/dev/null)" != "Kubernetes $ver" ]; then
+      rm -rf "$tmp"
+      echo "tools: could not build $name $ver from the Go module proxy; run scripts/install-deps.sh again when it is reachable" >&2
+      return 1
+    fi
+    rm -rf "$dir"
+    mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp" # another clone won the race: same version
     echo "tools: $name $ver built in $((SECONDS - start)) s" >&2
   fi
   ln -sfn "$dir/$name" ".cache/bin/$name"

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -432,5 +433,31 @@ func TestAgentlessECSPlatform(t *testing.T) {
 	// The index holds no windows/amd64; the amd64 manifest is not arm64's.
 	if strings.Join(divergent, " ") != "windows/web elsewhere/web" {
 		t.Errorf("divergent = %q, want the windows task and the amd64 manifest on arm64", divergent)
+	}
+}
+
+// TestAgentlessKubernetesEmptySpec (issue 37): the API server lists no
+// pods, not an error, for a namespace that does not exist, so a misspelt
+// namespace finds nothing. Alone it is "no instances to check" naming the
+// spec (exit 3); beside a spec that finds pods the check goes on and the
+// log names the spec that found none.
+func TestAgentlessKubernetesEmptySpec(t *testing.T) {
+	f := kubefake.New(t)
+	f.Pods = namespacePods(2, func(int) string { return fleettest.Index.String() })
+	ctx := context.Background()
+	r, err := fleet.Run(ctx, fleettest.Signed(t, 7), fleet.RunOptions{Specs: []string{"k8s:no-such-namespace", "k8s:store/app=nothing"},
+		Discover: fleet.DiscoverOptions{Kubernetes: kubeClient(f)}})
+	if !verdict.IsUnavailable(err) || r == nil || r.Summary.Instances != 0 ||
+		!strings.Contains(err.Error(), "no instances to check: k8s:no-such-namespace, k8s:store/app=nothing found none (a namespace that does not exist lists no pods") {
+		t.Errorf("Run = %v, %v; want a report of no instances and an unavailable error naming both specs", r, err)
+	}
+	var log bytes.Buffer
+	r, err = fleet.Run(ctx, fleettest.Signed(t, 7), fleet.RunOptions{Specs: []string{"k8s:store", "k8s:no-such-namespace"},
+		Discover: fleet.DiscoverOptions{Kubernetes: kubeClient(f)}, Check: fleet.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))}})
+	if err != nil || r.Summary.Instances != 2 {
+		t.Errorf("Run = %v, %v; want the 2 pods of store checked", r, err)
+	}
+	if !strings.Contains(log.String(), `level=WARN msg="a target found no instances" targets=k8s:no-such-namespace`) {
+		t.Errorf("log:\n%s\nwant a warning naming k8s:no-such-namespace", log.String())
 	}
 }

@@ -22,10 +22,14 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := c.checkDenied(req); err != nil {
 		return nil, err
 	}
+	waited := WaitsFrom(req.Context()).begin(hostKey(req), true)
 	release, err := c.hosts.acquire(req.Context(), hostKey(req))
 	if err != nil {
+		waited()
 		return nil, err
 	}
+	slot := release
+	release = func() { slot(); waited() }
 	if c.limiter != nil {
 		if err := c.limiter.Wait(req.Context()); err != nil {
 			release()

@@ -216,7 +216,7 @@ func Check(ctx context.Context, cfg Config) Decision {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	ctx, waits := transport.WithWaits(ctx)
-	c := &checker{cfg: cfg, d: Decision{At: start, Platform: cfg.Platform, Image: cfg.Image, DryRun: cfg.DryRun}}
+	c := &checker{cfg: cfg, d: Decision{At: start, Platform: cfg.Platform, Image: cfg.Image, DryRun: cfg.DryRun}, over: ctx.Err}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

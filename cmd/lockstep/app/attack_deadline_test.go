@@ -1,18 +1,28 @@
 package app_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/admission"
+	"github.com/lockstep-dev/lockstep/admission/running"
+	"github.com/lockstep-dev/lockstep/cmd/lockstep/app"
 	"github.com/lockstep-dev/lockstep/internal/scenario"
 	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
@@ -167,4 +177,157 @@ func TestAttackDeadline(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockedBuffer is a buffer a test reads while a command writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitingLine matches the line the gate says at the default level while
+// it waits for a container: what, why, the attempt and the time left.
+var waitingLine = regexp.MustCompile(`level=INFO msg=waiting for="the running image" why="docker unix://[^"]*: no such container acme-wbe" attempt=\d+ left=(\d+)s`)
+
+// Issue 36, "a wait that can be seen and keeps its cause", as its user met
+// it: the gate told to check a mistyped container (acme-wbe) on a real
+// Docker daemon. With the default timeout it says at once, at the default
+// log level, what it waits for and why, with the time left (about 50 s),
+// on a terminal and on a pipe (a journal) alike, with no ANSI sequence;
+// stopped then (SIGTERM, as systemd stops it), it refuses naming the
+// cause, a few seconds in rather than a minute. With a short --timeout
+// the wait ends at its own deadline, not the check's, and the refusal
+// names the cause. (The default path is the same code: waitFor, whose
+// deadlines TestWaitKeepsItsCause checks at any timeout.) And more
+// attempts than the transport's 16 connections per host to the real
+// daemon each answer at once: the Docker client leaves its error answers
+// unclosed, which held every slot until the check's deadline.
+func TestGateWaitDocker(t *testing.T) {
+	rt := testenv.StartRuntimes(t, "", "TestWaitKeepsItsCause (admission) and TestBodyReadToEOF (transport)")
+	t.Setenv("DOCKER_HOST", rt.Docker)
+	files := scenario.Assets("v1", 4)
+	m := writeManifest(t, "http://127.0.0.1:1", files)
+	args := func(dir string, extra ...string) []string {
+		return append([]string{"admit", "--manifest", m, "--release", "store-web", "--state-dir", filepath.Join(dir, "state"),
+			"--insecure-allow-unsigned", "--image", "web", "--running", "docker:acme-wbe", "--platform", "linux/amd64",
+			"--report", filepath.Join(dir, "report.json")}, extra...)
+	}
+	// refusal reads the running digest's refusal from the report in dir.
+	refusal := func(t *testing.T, dir string) admission.Finding {
+		t.Helper()
+		var d admission.Decision
+		raw, err := os.ReadFile(filepath.Join(dir, "report.json"))
+		if err == nil {
+			err = json.Unmarshal(raw, &d)
+		}
+		if err != nil {
+			t.Fatalf("no report: %v", err)
+		}
+		for _, f := range d.Refusals() {
+			if f.Subject == "running digest" || strings.Contains(f.Subject, "running image") {
+				return f
+			}
+		}
+		t.Fatalf("no refusal of the running image: %+v", d.Refusals())
+		return admission.Finding{}
+	}
+
+	for _, terminal := range []bool{false, true} {
+		t.Run(fmt.Sprintf("default timeout, stopped once it says why (terminal %v)", terminal), func(t *testing.T) {
+			dir := t.TempDir()
+			var stderr interface{ String() string }
+			a := app.New()
+			var out bytes.Buffer
+			a.Writer = &out
+			if terminal {
+				master, tty := testenv.PTY(t)
+				a.ErrWriter = tty
+				var got lockedBuffer
+				go io.Copy(&got, master)
+				stderr = &got
+			} else {
+				var got lockedBuffer
+				a.ErrWriter = &got
+				stderr = &got
+			}
+			ctx, stop := context.WithCancel(context.Background())
+			defer stop()
+			done := make(chan int, 1)
+			start := time.Now()
+			go func() {
+				err := a.RunContext(ctx, append([]string{"lockstep"}, args(dir)...))
+				done <- app.Exit(err, a.ErrWriter)
+			}()
+			var line []string
+			for line == nil && time.Since(start) < 20*time.Second {
+				time.Sleep(50 * time.Millisecond)
+				line = waitingLine.FindStringSubmatch(stderr.String())
+			}
+			if line == nil {
+				stop()
+				<-done
+				t.Fatalf("no waiting line at the default level after %s:\n%s", time.Since(start), stderr.String())
+			}
+			if left, _ := strconv.Atoi(line[1]); left < 30 {
+				t.Errorf("the wait says %ss left, want the default timeout's (about 50 s)", line[1])
+			}
+			stop() // as SIGTERM does, through main's signal.NotifyContext
+			code := <-done
+			time.Sleep(100 * time.Millisecond) // the terminal's last bytes
+			if took := time.Since(start); code != 3 || took > 25*time.Second {
+				t.Errorf("exit %d after %s, want 3 within seconds", code, took)
+			}
+			if f := refusal(t, dir); !strings.Contains(f.Message, "no such container acme-wbe") {
+				t.Errorf("the refusal does not name the cause: %s: %s", f.Kind, f.Message)
+			}
+			if strings.Contains(stderr.String(), "\x1b") {
+				t.Errorf("an ANSI sequence on stderr:\n%q", stderr.String())
+			}
+		})
+	}
+
+	t.Run("a short timeout: the wait ends before the deadline, naming the cause", func(t *testing.T) {
+		dir := t.TempDir()
+		start := time.Now()
+		code, _, stderr := run(t, args(dir, "--timeout", "6s")...)
+		took := time.Since(start)
+		if code != 3 || took >= 6*time.Second {
+			t.Errorf("exit %d after %s, want 3 before the 6 s deadline:\n%s", code, took, stderr)
+		}
+		f := refusal(t, dir)
+		if f.Kind != admission.KindDependencyUnreachable || !strings.Contains(f.Message, "no such container acme-wbe") ||
+			strings.Contains(f.Message, "deadline of") {
+			t.Errorf("the refusal: %s: %s; want dependency-unreachable naming the container, not the deadline", f.Kind, f.Message)
+		}
+		if !waitingLine.MatchString(stderr) {
+			t.Errorf("no waiting line on stderr:\n%s", stderr)
+		}
+	})
+
+	t.Run("more attempts than the host's connections", func(t *testing.T) {
+		src, err := running.NewDocker(rt.Docker, "acme-wbe", running.Options{Policy: transport.DefaultPolicy()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 * transport.DefaultPolicy().MaxConnsPerHost {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, err := src.Observe(ctx)
+			cancel()
+			if !errors.Is(err, running.ErrNoContainer) || !strings.Contains(err.Error(), "no such container acme-wbe") {
+				t.Fatalf("attempt %d: %v, want no such container acme-wbe", i+1, err)
+			}
+		}
+	})
 }

@@ -137,9 +137,12 @@ type Config struct {
 	// Wait is how long the check waits for the runtime and the probes
 	// when what they report is "not yet" (a container not created or not
 	// started, a connection refused, a 502, 503 or 504), retrying with the
-	// client's backoff: zero means until the deadline less a sixth of
-	// Timeout (50 s of the default 60 s), kept for the rest of the check;
-	// negative means one attempt. Decision.Waited says how long it took.
+	// client's backoff: zero (and at most) until the deadline less a
+	// sixth of Timeout (50 s of the default 60 s), kept for the rest of the
+	// check; negative means one attempt. Each call to the runtime and each
+	// fetch of a probe has a deadline of its own, a sixth of Timeout, so
+	// that none runs into the whole check's. While it waits the check says
+	// so on Logger at Info. Decision.Waited says how long it took.
 	Wait time.Duration
 	// TLSWarning is how close to expiry a certificate is reported
 	// (DefaultTLSWarning when zero): every TLS endpoint Client touched
@@ -212,7 +215,8 @@ func Check(ctx context.Context, cfg Config) Decision {
 	before := cfg.Client.Stats()
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	c := &checker{cfg: cfg, d: Decision{At: start, Platform: cfg.Platform, Image: cfg.Image, DryRun: cfg.DryRun}}
+	ctx, waits := transport.WithWaits(ctx)
+	c := &checker{cfg: cfg, d: Decision{At: start, Platform: cfg.Platform, Image: cfg.Image, DryRun: cfg.DryRun}, over: ctx.Err}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -232,11 +236,7 @@ func Check(ctx context.Context, cfg Config) Decision {
 	case <-ctx.Done():
 	}
 	if ctx.Err() != nil {
-		why := "the deadline of " + cfg.Timeout.String() + " was reached"
-		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			why = "the check was cancelled"
-		}
-		c.add(Finding{Kind: KindDependencyUnreachable, Subject: c.stepName(), Message: why + " while " + c.stepName()})
+		c.ended(ctx, waits.Pending())
 	}
 	d := c.close()
 	if d.Findings == nil {

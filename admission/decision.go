@@ -72,6 +72,13 @@ const (
 	// (checking them all would run the check into its deadline): could
 	// not verify, by the gate's own bound, not a dependency's failure.
 	KindTooManyReferences Kind = "too-many-references"
+	// KindDeadlineOwnWork: the check's deadline (Config.Timeout) passed
+	// while lockstep was doing its own work (parsing a manifest or a page,
+	// walking the asset graph, hashing), with no request and no wait for a
+	// dependency in flight: could not verify, by the check's own size, not
+	// a dependency's failure. A deadline reached while a dependency was
+	// being waited for is dependency-unreachable, naming it.
+	KindDeadlineOwnWork Kind = "deadline-own-work"
 	// KindInternalError is a bug in lockstep (a recovered panic): the
 	// instance is refused, as for any error.
 	KindInternalError Kind = "internal-error"
@@ -85,7 +92,8 @@ const (
 // unverifiable reports whether a refusing finding of kind k means "could
 // not check" (exit 3) rather than "checked and wrong" (exit 1).
 func (k Kind) unverifiable() bool {
-	return k == KindDependencyUnreachable || k == KindReleaseNotFound || k == KindInternalError || k == KindClosureTooLarge || k == KindTooManyReferences
+	return k == KindDependencyUnreachable || k == KindReleaseNotFound || k == KindInternalError || k == KindClosureTooLarge ||
+		k == KindTooManyReferences || k == KindDeadlineOwnWork
 }
 
 // Severity says whether a finding refuses admission.

@@ -23,13 +23,14 @@ import (
 
 // waitDeadline is when a check stops waiting for the runtime and the
 // probes: Wait after start, or, when Wait is zero, the deadline less a
-// sixth of Timeout, which is left for the rest of the check.
+// sixth of Timeout, which is left for the rest of the check (and for a
+// call started at the end of the wait: see callDeadline); never later.
 func (c Config) waitDeadline(start time.Time) time.Time {
 	if c.Wait < 0 {
 		return start
 	}
 	if c.Wait > 0 {
-		return start.Add(min(c.Wait, c.Timeout))
+		return start.Add(min(c.Wait, c.Timeout-c.Timeout/6))
 	}
 	return start.Add(c.Timeout - c.Timeout/6)
 }
@@ -57,24 +58,81 @@ func probeNotYet(err error) bool {
 	return transport.RetryableError(err)
 }
 
+// callDeadline is when one call to the runtime, or one fetch of a probe,
+// made at now while the check waits, must end: a sixth of Timeout later
+// (10 s of the default 60 s), and never later than a twelfth of Timeout
+// before the check's deadline. A call that does not answer so fails with
+// a cause of its own and is tried again, and the check has time left to
+// say what it waited for: no call runs into the whole check's deadline.
+func (c Config) callDeadline(now, deadline time.Time) time.Time {
+	end, last := now.Add(c.Timeout/6), deadline.Add(-c.Timeout/12)
+	if last.Before(end) {
+		return last
+	}
+	return end
+}
+
+// waitLogEvery is how often a wait that goes on says so, when its cause
+// does not change.
+const waitLogEvery = 5 * time.Second
+
 // waitFor calls fn until it succeeds, fails for good, or the wait ends
 // (see waitDeadline, or stop is done), with the client's backoff between
-// calls, and records in the decision how long it waited. Each call has
-// ctx: at least one is made, whatever stop says. An error after a wait says
-// how long it was and keeps its type.
+// calls, and records in the decision how long it waited. At least one call
+// is made, whatever stop says; each has a deadline of its own
+// (callDeadline). While it waits it says so on the logger at Info (what,
+// why, the attempt, the time left): at the first "not yet", when the cause
+// changes and every waitLogEvery. It marks the wait, and each failure, in
+// ctx's transport.Waits, so that a deadline reached meanwhile names it.
+// An error after a wait says how long it was and is the last failure that
+// said something of what was waited for (a refusal of the client's
+// breaker, which sent nothing, does not), keeping its type.
 func waitFor[T any](ctx, stop context.Context, c *checker, what string, notYet func(error) bool, fn func(context.Context) (T, error)) (T, error) {
 	cfg := c.cfg
 	start := cfg.Now()
-	wctx, cancel := context.WithDeadline(stop, cfg.waitDeadline(c.d.At))
+	waitUntil := cfg.waitDeadline(c.d.At)
+	wctx, cancel := context.WithDeadline(stop, waitUntil)
 	defer cancel()
-	var v T
+	waits := transport.WaitsFrom(ctx)
+	defer waits.Begin(what)()
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = c.d.At.Add(cfg.Timeout)
+	}
+	var (
+		v       T
+		cause   error // the last failure that says something of what
+		before  error // the one before it that said something else
+		said    string
+		saidAt  time.Time
+		attempt int
+	)
 	calls, err := transport.Until(wctx, cfg.Client.Policy(), notYet, func(context.Context) error {
+		attempt++
+		now := time.Now() // contexts' deadlines are the real clock's, whatever cfg.Now says
+		budget := cfg.callDeadline(now, deadline)
+		callCtx, cancel := context.WithDeadline(ctx, budget)
 		var err error
-		// The wait bounds when calls start, not how long one takes: each
-		// call has the whole check's deadline.
-		v, err = fn(ctx)
-		if err != nil && notYet(err) {
-			cfg.Logger.Debug("waiting", "for", what, "err", err)
+		v, err = fn(callCtx)
+		cancel()
+		if err != nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("%s did not answer within %s: %w", what, budget.Sub(now).Round(time.Millisecond), err)
+		}
+		var open *transport.CircuitOpenError
+		if err != nil && !errors.As(err, &open) {
+			if cause != nil && cause.Error() != err.Error() {
+				before = cause
+			}
+			cause = err
+			waits.Fail(what, err)
+		}
+		if err != nil && notYet(err) && cause != nil {
+			why := cause.Error()
+			if now := cfg.Now(); why != said || now.Sub(saidAt) >= waitLogEvery {
+				cfg.Logger.Info("waiting", "for", what, "why", why, "attempt", attempt,
+					"left", max(waitUntil.Sub(now), 0).Round(time.Second))
+				said, saidAt = why, now
+			}
 		}
 		return err
 	})
@@ -87,5 +145,15 @@ func waitFor[T any](ctx, stop context.Context, c *checker, what string, notYet f
 		cfg.Logger.Info("waited", "for", what, "waited", waited.Round(time.Millisecond), "attempts", calls)
 		return v, nil
 	}
-	return v, fmt.Errorf("waited %s (%d attempts): %w", waited.Round(time.Millisecond), calls, err)
+	if cause == nil {
+		cause = err
+	}
+	var also string
+	if cause != err {
+		also += fmt.Sprintf(" (the last attempt: %v)", err)
+	}
+	if before != nil {
+		also += fmt.Sprintf(" (before that: %v)", before)
+	}
+	return v, fmt.Errorf("waited %s (%d attempts): %w%s", waited.Round(time.Millisecond), calls, cause, also)
 }

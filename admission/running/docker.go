@@ -187,11 +187,25 @@ func (d *Docker) pick(ctx context.Context, cli *client.Client) (string, error) {
 		d.host, len(list), strings.Join(names, ", "), ErrAmbiguous)
 }
 
-// translate maps a client error about what: not found wraps
-// ErrNoContainer, anything else is the daemon failing to answer.
+// translate maps a client error about what ("container NAME", "image
+// ID"): not found says "no such container NAME" (a *notFoundError, which
+// is ErrNoContainer), anything else is the daemon failing to answer.
 func (d *Docker) translate(what string, err error) error {
 	if errdefs.IsNotFound(err) {
-		return fmt.Errorf("docker %s: %s: %v: %w", d.host, what, err, ErrNoContainer)
+		return fmt.Errorf("docker %s: %w", d.host, &notFoundError{what: what, err: err})
 	}
 	return verdict.Unavailable("docker "+d.host, fmt.Errorf("%s: %w", what, err))
 }
+
+// notFoundError is the daemon's answer that it has no such container (or
+// image): "no such container acme-wbe", the cause a user who mistyped a
+// name must read; errors.Is(err, ErrNoContainer) holds, and Unwrap
+// returns the daemon's own error.
+type notFoundError struct {
+	what string
+	err  error
+}
+
+func (e *notFoundError) Error() string        { return "no such " + e.what }
+func (e *notFoundError) Is(target error) bool { return target == ErrNoContainer }
+func (e *notFoundError) Unwrap() error        { return e.err }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -165,50 +164,13 @@ type runtimesEnv struct {
 	containerd, cri, docker string
 }
 
-// startRuntimes starts containerd (with CRI) and dockerd with
-// scripts/runtimes.sh in a short temporary directory, pulling from reg,
-// for the life of the test. Where they cannot run it skips with the
-// reason; under LOCKSTEP_INTEGRATION=1 it fails instead.
+// startRuntimes starts containerd (with CRI) and dockerd, pulling from
+// reg, for the life of the test (testenv.StartRuntimes).
 func startRuntimes(t *testing.T, reg string) runtimesEnv {
 	t.Helper()
-	for _, bin := range []string{"containerd", "containerd-shim-runc-v2", "runc", "dockerd"} {
-		testenv.Require(t, bin)
-	}
-	// cannot skips, saying why; under LOCKSTEP_INTEGRATION=1 it says so
-	// on stderr too, and what stands in.
-	cannot := func(why string) {
-		t.Helper()
-		if os.Getenv("LOCKSTEP_INTEGRATION") == "1" {
-			fmt.Fprintf(os.Stderr, "TestRealRuntimes: FALLBACK: the container runtimes cannot run here: %s\n"+
-				"  checked instead against the recorded answers of real daemons only: TestRecordedContainerd, TestRecordedCRI and\n"+
-				"  TestRecordedDocker (admission/running/testdata: containerd 1.6, its CRI, dockerd 20.10)\n", why)
-		}
-		t.Skipf("the container runtimes cannot run here: %s; TestRecordedContainerd, TestRecordedCRI and TestRecordedDocker stand in", why)
-	}
-	if os.Geteuid() != 0 {
-		cannot("containerd and dockerd need root (run as root, as scripts/test.sh does in CI)")
-	}
-	// Unix socket paths are short: a short directory under /tmp.
-	dir, err := os.MkdirTemp("/tmp", "lsrt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script, _ := filepath.Abs("../../scripts/runtimes.sh")
-	t.Cleanup(func() {
-		if b, err := exec.Command(script, "stop", dir).CombinedOutput(); err != nil {
-			t.Logf("runtimes.sh stop: %v\n%s", err, b)
-		}
-		os.RemoveAll(dir)
-	})
-	if b, err := exec.Command(script, "start", dir, reg).CombinedOutput(); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == 4 {
-			cannot(strings.TrimSpace(string(b)))
-		}
-		// The machine can run them and one did not start: a failure.
-		t.Fatalf("scripts/runtimes.sh start: %v\n%s", err, b)
-	}
-	return runtimesEnv{containerd: dir + "/containerd.sock", cri: "unix://" + dir + "/containerd.sock", docker: "unix://" + dir + "/docker.sock"}
+	rt := testenv.StartRuntimes(t, reg, "the recorded answers of real daemons: TestRecordedContainerd, TestRecordedCRI and "+
+		"TestRecordedDocker (admission/running/testdata: containerd 1.6, its CRI, dockerd 20.10)")
+	return runtimesEnv{containerd: rt.Containerd, cri: rt.CRI, docker: rt.Docker}
 }
 
 // TestRealRuntimes pulls an image from the test registry into the real

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -345,4 +346,60 @@ func Gated(root, unit, gate string) error {
 		}
 	}
 	return nil
+}
+
+// envGenerator is systemd's environment.d generator: it reads
+// environment.d files with the parser EnvironmentFile= uses
+// (load_env_file_pairs) and prints the environment it makes.
+const envGenerator = "/usr/lib/systemd/user-environment-generators/30-systemd-environment-d-generator"
+
+// LoadEnvFile reads content as systemd reads an environment file
+// (EnvironmentFile=), with systemd's own parser, offline: it puts it in a
+// scratch environment.d and runs systemd's environment.d generator, which
+// uses the same parser, and returns the variables of content whose names
+// start with prefix. environment.d also expands $VAR and ${VAR}, which
+// EnvironmentFile= does not: content with a "$" is refused, so that the
+// difference cannot matter. It needs the generator (systemd 246 or later):
+// skipped without it, failed under LOCKSTEP_INTEGRATION=1.
+func LoadEnvFile(t testing.TB, content, prefix string) map[string]string {
+	t.Helper()
+	if strings.Contains(content, "$") {
+		t.Fatalf("an environment file with a $, which environment.d would expand and EnvironmentFile= does not:\n%s", content)
+	}
+	if _, err := os.Stat(envGenerator); err != nil {
+		testenv.Require(t, envGenerator)
+	}
+	home := t.TempDir()
+	WriteFile(t, home, "/environment.d/50-lockstep.conf", content, 0o644)
+	cmd := exec.Command(envGenerator)
+	cmd.Env = []string{"XDG_CONFIG_HOME=" + home}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("systemd's environment.d generator: %v\n%s", err, stderr.String())
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		env[k] = unquote(t, v)
+	}
+	return env
+}
+
+// unquote undoes the generator's quoting of a value that needs it: C
+// escapes in double quotes ("s3://r/l\t# where", "a\"b").
+func unquote(t testing.TB, v string) string {
+	t.Helper()
+	if !strings.HasPrefix(v, `"`) {
+		return v
+	}
+	u, err := strconv.Unquote(v)
+	if err != nil {
+		t.Fatalf("the environment.d generator's value %s: %v", v, err)
+	}
+	return u
 }

@@ -308,3 +308,80 @@ func S3(t testing.TB) (endpoint, accessKey, secretKey string) {
 	}
 	return ep, os.Getenv("LOCKSTEP_TEST_S3_ACCESS_KEY"), os.Getenv("LOCKSTEP_TEST_S3_SECRET_KEY")
 }
+
+// Runtimes are the container runtimes scripts/runtimes.sh started.
+type Runtimes struct {
+	// Containerd is containerd's socket path; CRI its CRI endpoint
+	// (unix://PATH); Docker dockerd's DOCKER_HOST (unix://PATH).
+	Containerd, CRI, Docker string
+}
+
+// StartRuntimes starts containerd (with CRI) and dockerd with
+// scripts/runtimes.sh in a short temporary directory, pulling from reg (a
+// loopback host:port, or "" for none), for the life of the test. Where
+// this machine cannot run them (not root, no mount namespace, no cgroups)
+// it skips, saying why and what stands in (fallback); under
+// LOCKSTEP_INTEGRATION=1 it says so on stderr too. A daemon that should
+// start and does not fails the test.
+func StartRuntimes(t testing.TB, reg, fallback string) Runtimes {
+	t.Helper()
+	for _, bin := range []string{"containerd", "containerd-shim-runc-v2", "runc", "dockerd"} {
+		Require(t, bin)
+	}
+	cannot := func(why string) {
+		t.Helper()
+		if os.Getenv("LOCKSTEP_INTEGRATION") == "1" {
+			fmt.Fprintf(os.Stderr, "%s: FALLBACK: the container runtimes cannot run here: %s\n  checked instead by %s\n", t.Name(), why, fallback)
+		}
+		t.Skipf("the container runtimes cannot run here: %s; %s stands in", why, fallback)
+	}
+	if os.Geteuid() != 0 {
+		cannot("containerd and dockerd need root (run as root, as scripts/test.sh does in CI)")
+	}
+	script, err := repoFile("scripts/runtimes.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Unix socket paths are short: a short directory under /tmp.
+	dir, err := os.MkdirTemp("/tmp", "lsrt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if b, err := exec.Command(script, "stop", dir).CombinedOutput(); err != nil {
+			t.Logf("runtimes.sh stop: %v\n%s", err, b)
+		}
+		os.RemoveAll(dir)
+	})
+	args := []string{"start", dir}
+	if reg != "" {
+		args = append(args, reg)
+	}
+	if b, err := exec.Command(script, args...).CombinedOutput(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 4 {
+			cannot(strings.TrimSpace(string(b)))
+		}
+		t.Fatalf("scripts/runtimes.sh start: %v\n%s", err, b)
+	}
+	return Runtimes{Containerd: dir + "/containerd.sock", CRI: "unix://" + dir + "/containerd.sock", Docker: "unix://" + dir + "/docker.sock"}
+}
+
+// repoFile returns the absolute path of name, relative to the repository's
+// root (the nearest directory above the working directory with a go.mod).
+func repoFile(name string) (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, filepath.FromSlash(name)), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory: cannot find %s", name)
+		}
+		dir = parent
+	}
+}

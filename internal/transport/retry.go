@@ -33,6 +33,9 @@ func (r retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := r.c
 	ctx := req.Context()
 	host := hostKey(req)
+	// The backoff between attempts is a wait for the host too.
+	waits := WaitsFrom(ctx)
+	defer waits.begin(host, true)()
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 && req.Body != nil && req.Body != http.NoBody {
 			if req.GetBody == nil {
@@ -62,6 +65,7 @@ func (r retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			if err != nil {
 				cancel()
+				waits.Fail(host, err)
 				return nil, err
 			}
 			resp.Body.(*body).cancel = cancel
@@ -69,9 +73,11 @@ func (r retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		c.retries.Add(1)
 		if resp != nil {
+			waits.Fail(host, fmt.Errorf("%s %s: %s", req.Method, req.URL.Redacted(), resp.Status))
 			resp.Body.Close()
 			c.logger.Debug("retrying", "method", req.Method, "url", req.URL.String(), "status", resp.StatusCode, "wait", wait)
 		} else {
+			waits.Fail(host, err)
 			c.logger.Debug("retrying", "method", req.Method, "url", req.URL.String(), "err", err, "wait", wait)
 		}
 		cancel()

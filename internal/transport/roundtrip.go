@@ -22,10 +22,14 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := c.checkDenied(req); err != nil {
 		return nil, err
 	}
+	waited := WaitsFrom(req.Context()).begin(hostKey(req), true)
 	release, err := c.hosts.acquire(req.Context(), hostKey(req))
 	if err != nil {
+		waited()
 		return nil, err
 	}
+	slot := release
+	release = func() { slot(); waited() }
 	if c.limiter != nil {
 		if err := c.limiter.Wait(req.Context()); err != nil {
 			release()
@@ -94,10 +98,16 @@ func Abandon(resp *http.Response) error {
 	return resp.Body.Close()
 }
 
+// Read releases the slot at EOF, as the doc of RoundTrip says: a library
+// that reads a body to its end and never closes it (the Docker client
+// does so with every error answer, a 404 "no such container" among them)
+// must not hold the host's slot for good, or the host's next request
+// after MaxConnsPerHost of them waits for a slot until its deadline.
 func (b *body) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF {
 		b.eof = true
+		b.done()
 	}
 	return n, err
 }

@@ -315,6 +315,35 @@ func TestHostCap(t *testing.T) {
 	}
 }
 
+// TestBodyReadToEOF: a body read to its end and never closed, as the
+// Docker client leaves every error answer's, gives its host's slot back:
+// more such requests than MaxConnsPerHost all complete. Before, the next
+// request after the cap waited for a slot until its deadline, and a gate
+// waiting for a mistyped container went silent and lost the cause.
+func TestBodyReadToEOF(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "No such container: acme-wbe", http.StatusNotFound)
+	}))
+	defer srv.Close()
+	p := fast()
+	p.MaxConnsPerHost = 2
+	c := New(p)
+	for i := range 3 * p.MaxConnsPerHost {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		resp, err := c.HTTPClient().Do(req)
+		if err != nil {
+			cancel()
+			t.Fatalf("request %d (the cap is %d): %v", i+1, p.MaxConnsPerHost, err)
+		}
+		b, err := io.ReadAll(resp.Body) // read to its end, never closed
+		cancel()
+		if err != nil || !strings.Contains(string(b), "acme-wbe") {
+			t.Fatalf("request %d: body %q, %v", i+1, b, err)
+		}
+	}
+}
+
 // TestConnectionReuse: bodies left unread, and retried responses, are
 // drained so that one connection serves every request.
 func TestConnectionReuse(t *testing.T) {

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -30,6 +31,10 @@ func New() *cli.App {
 			},
 		},
 		Before: func(c *cli.Context) error {
+			// Before the command's flags read the environment.
+			if err := inlineComments(c.Args().First(), os.Environ()); err != nil {
+				return err
+			}
 			_, err := parseLevel(c.String("log-level"))
 			return err
 		},

@@ -46,6 +46,35 @@ func TestKillHelper(t *testing.T) {
 	os.Exit(0)
 }
 
+// manifestFiles writes manifests of release web, of generations from to
+// from+n-1, into dir and returns their paths.
+func manifestFiles(t *testing.T, dir string, from int64, n int) []string {
+	var out []string
+	for g := from; g < from+int64(n); g++ {
+		p := filepath.Join(dir, fmt.Sprintf("g%d.json", g))
+		if err := os.WriteFile(p, storetest.Manifest(t, "web", g, "").Raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// killedPublish runs the real CLI publish of files, one after another, to
+// the store in a child process (TestKillHelper), and kills it with
+// SIGKILL after delay.
+func killedPublish(t *testing.T, store string, files []string, delay time.Duration) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKillHelper$")
+	cmd.Env = append(os.Environ(), "LOCKSTEP_KILL_HELPER=publish\x1f"+store+"\x1f"+strings.Join(files, "\x1f"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(delay)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+}
+
 // tempFiles lists every temporary file under dir.
 func tempFiles(t *testing.T, dir string) []string {
 	var out []string
@@ -70,17 +99,7 @@ func TestAttackKillPublish(t *testing.T) {
 	dir := t.TempDir()
 	storeDir := filepath.Join(dir, "store")
 	const rounds, perChild = 12, 40
-	files := func(from int64, n int) []string {
-		var out []string
-		for g := from; g < from+int64(n); g++ {
-			p := filepath.Join(dir, fmt.Sprintf("g%d.json", g))
-			if err := os.WriteFile(p, storetest.Manifest(t, "web", g, "").Raw, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, p)
-		}
-		return out
-	}
+	files := func(from int64, n int) []string { return manifestFiles(t, dir, from, n) }
 	st, err := filestore.New(storeDir)
 	if err != nil {
 		t.Fatal(err)
@@ -89,14 +108,7 @@ func TestAttackKillPublish(t *testing.T) {
 	for round := range rounds {
 		fs := files(next, perChild)
 		next += perChild
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKillHelper$")
-		cmd.Env = append(os.Environ(), "LOCKSTEP_KILL_HELPER=publish\x1f"+storeDir+"\x1f"+strings.Join(fs, "\x1f"))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Duration(rand.IntN(40*(round+1))) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
+		killedPublish(t, storeDir, fs, time.Duration(rand.IntN(40*(round+1)))*time.Millisecond)
 		leftBehind += len(tempFiles(t, storeDir))
 
 		// The next publish, as the pipeline retries it.

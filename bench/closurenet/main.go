@@ -24,7 +24,8 @@
 //	storm gates=G outage=D closure=C requests=R per-gate=R/G retries=R-G*C peak-100ms=N
 //	  peak-at-ms=T span-ms=S allowed=A unverified=U p50-ms=… p99-ms=…
 //
-// and the busiest buckets as comments. G gates in one process share its
+// and, as comments, the refusing findings of the gates not admitted and
+// the requests of every 100 ms bucket. G gates in one process share its
 // CPUs: their timing is not that of G machines, but what each sends, and
 // when its retries fall, is its own client's.
 package main
@@ -33,6 +34,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -202,6 +204,8 @@ func storm(args []string) error {
 
 	lat := make([]time.Duration, *gates)
 	var allowed, unverified atomic.Int64
+	var kindsMu sync.Mutex
+	kinds := map[string]int{} // the refusing findings of the gates not admitted
 	var wg sync.WaitGroup
 	ready := make(chan struct{})
 	for g := range *gates {
@@ -221,6 +225,13 @@ func storm(args []string) error {
 			}
 			if d.Unverified {
 				unverified.Add(1)
+			}
+			if !d.Allowed {
+				kindsMu.Lock()
+				for _, f := range d.Refusals() {
+					kinds[string(f.Kind)]++
+				}
+				kindsMu.Unlock()
 			}
 		})
 	}
@@ -253,6 +264,9 @@ func storm(args []string) error {
 	fmt.Printf("storm gates=%d outage=%s closure=%d requests=%d per-gate=%.2f retries=%d peak-100ms=%d peak-at-ms=%d span-ms=%d allowed=%d unverified=%d p50-ms=%.1f p99-ms=%.1f\n",
 		*gates, *outage, b.Closure, r, float64(r)/float64(*gates), r-int64(*gates*b.Closure), peak, peakAt*int(bucket/time.Millisecond), span,
 		allowed.Load(), unverified.Load(), pct(0.5), pct(0.99))
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		fmt.Printf("# refused: %s %d\n", k, kinds[k])
+	}
 	for _, k := range keys {
 		fmt.Printf("# %6d ms %7d requests\n", k*int(bucket/time.Millisecond), buckets[k])
 	}

@@ -144,6 +144,32 @@ func TestAttackEntries(t *testing.T) {
 			t.Errorf("apiVersion %s, want %s (entry files marked)", m.APIVersion, manifest.APIVersionV3)
 		}
 	})
+	t.Run("record finds the list when it is kept off the CDN (--exclude .vite)", func(t *testing.T) {
+		dir := t.TempDir()
+		out, rep := filepath.Join(dir, "release.json"), filepath.Join(dir, "graph.json")
+		if code, _, stderr := run(t, "record", "--release", "store-web", "--generation", "4", "--assets", e.build,
+			"--exclude", ".vite", "--cdn", e.cdn+"/", "--graph-report", rep, "--output", out); code != 0 {
+			t.Fatalf("record: exit %d\n%s", code, stderr)
+		}
+		var g graph.Result
+		raw, err := os.ReadFile(rep)
+		if err == nil {
+			err = json.Unmarshal(raw, &g)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(g.Entries) != len(e.report.Entries) || slices.Contains(g.Unreached, viteLegacyEntry) {
+			t.Errorf("entries %v, unreached %q; want the %d of the build's list, the legacy entry reached", g.Entries, g.Unreached, len(e.report.Entries))
+		}
+		m, _, err := manifest.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := m.Assets.File(".vite/manifest.json"); ok {
+			t.Error("the excluded list was recorded as an asset")
+		}
+	})
 	added := 0 // what the closure adds to the page's references
 	t.Run("the correct deployment is admitted", func(t *testing.T) {
 		code, d, state, stderr := e.probe.admitDecision(t, home)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -115,6 +116,22 @@ func entries(files []manifest.File, opts Options, index map[string]int) (out []E
 			return nil, nil, nil, err
 		}
 		lists = append(lists, entryList{name: f.Path, data: data, dir: path.Dir(f.Path)})
+	}
+	for _, x := range opts.Excluded {
+		if path.Base(x) == ".vite" {
+			x = path.Join(x, "manifest.json")
+		}
+		if !listNames[path.Base(x)] || given[x] {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(opts.Dir, filepath.FromSlash(x)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // an excluded folder without a list
+		}
+		if err != nil {
+			return nil, nil, nil, &assets.Error{Path: x, Reason: "cannot read the excluded asset list", Err: err}
+		}
+		lists = append(lists, entryList{name: x, data: data, dir: path.Dir(x)})
 	}
 	loads = map[string][]string{}
 	for _, l := range lists {

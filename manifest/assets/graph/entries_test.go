@@ -13,20 +13,21 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/assets"
 )
 
-// buildEntries hashes files and builds their graph with opts (Dir set
-// here; Lists relative to it), returning the files, the result and the
-// error.
-func buildEntries(t *testing.T, files map[string]string, opts Options) ([]manifest.File, *Result, error) {
+// buildEntries hashes files (less those exclude matches) and builds their
+// graph with opts (Dir and Excluded set here; Lists relative to Dir),
+// returning the files, the result and the error.
+func buildEntries(t *testing.T, files map[string]string, opts Options, exclude ...string) ([]manifest.File, *Result, error) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := scenario.WriteFiles(dir, files); err != nil {
 		t.Fatal(err)
 	}
-	h, err := assets.Hash(context.Background(), assets.Options{Dir: dir})
+	h, err := assets.Hash(context.Background(), assets.Options{Dir: dir, Exclude: exclude})
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.Dir = dir
+	opts.Excluded = h.Excluded
 	for i, l := range opts.Lists {
 		opts.Lists[i] = filepath.Join(dir, l)
 	}
@@ -43,6 +44,7 @@ func TestEntries(t *testing.T) {
 		name    string
 		files   map[string]string
 		opts    Options
+		exclude []string // left out of the release (--exclude)
 		entries []string // "path<list"
 		unread  []string
 		// unreached is what no root reaches.
@@ -109,6 +111,14 @@ func TestEntries(t *testing.T) {
 			},
 			entries:   []string{"assets/admin-2.js<.vite/manifest.json", "assets/index-1.js<.vite/manifest.json(page)"},
 			unreached: []string{".vite/manifest.json"}},
+		{name: "the list excluded from the release (it is not for the CDN) is read all the same",
+			files: map[string]string{
+				".vite/manifest.json": `{"src/a.ts": {"file": "assets/a-1.js", "isEntry": true}}`,
+				"assets/a-1.js":       `export {}`,
+			},
+			exclude:   []string{".vite"},
+			entries:   []string{"assets/a-1.js<.vite/manifest.json"},
+			unreached: nil},
 		{name: "a web app manifest named manifest.json is no list",
 			files: map[string]string{
 				"manifest.json": `{"name": "x", "start_url": "/", "icons": [{"src": "icon.png"}]}`,
@@ -133,7 +143,7 @@ func TestEntries(t *testing.T) {
 			opts := tt.opts
 			opts.CDN = cdn
 			opts.Lists = slices.Clone(opts.Lists)
-			files, res, err := buildEntries(t, tt.files, opts)
+			files, res, err := buildEntries(t, tt.files, opts, tt.exclude...)
 			if err != nil {
 				t.Fatalf("Build = %v", err)
 			}

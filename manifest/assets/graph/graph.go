@@ -47,6 +47,12 @@ type Options struct {
 	// Collected, if set, holds the references of the files that
 	// assets.Hash read (Collector): those are not read again.
 	Collected *Collector
+	// Excluded are the paths, relative to Dir, that were left out of the
+	// release (assets.Result.Excluded): an entry list among them (by its
+	// name, or .vite/manifest.json in an excluded .vite folder) is still
+	// read for its entries, since a server reads it where no browser
+	// does, and it need not be on the CDN.
+	Excluded []string
 }
 
 // Collector gathers the references of the files as assets.Hash reads

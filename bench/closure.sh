@@ -20,7 +20,7 @@
 #	closure-gates         GATES (1,000) gates booting at once in one process against one
 #	                      counting CDN: the CDN requests per gate, against the closure's size
 #	                      (one HEAD an asset)
-#	closure-gates-outage  the same when the CDN answers 503 for its first OUTAGE (1 s)
+#	closure-gates-outage  the same when the CDN answers 503 for OUTAGE (1 s) from its first request
 #	closure-gates-peak    the busiest 100 ms of the healthy storm against its mean 100 ms
 #
 # Rounds interleave (A B A B ...): each round runs every variant once, so

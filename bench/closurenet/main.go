@@ -18,7 +18,8 @@
 // process, each with its own transport.Client (its own connections, retry
 // budget and jittered backoff, as on G instances), each a default
 // admission.Check of the same page. With -outage the CDN answers 503 (no
-// Retry-After) to every request for that long from the start. It prints
+// Retry-After) to every request for that long from the first one it gets
+// (the gates' probes of the instance come first). It prints
 // one line:
 //
 //	storm gates=G outage=D closure=C requests=R per-gate=R/G retries=R-G*C peak-100ms=N
@@ -145,7 +146,7 @@ func storm(args []string) error {
 	fs := flag.NewFlagSet("storm", flag.ExitOnError)
 	n := fs.Int("assets", 10000, "assets in the build")
 	gates := fs.Int("gates", 1000, "gates booting at once")
-	outage := fs.Duration("outage", 0, "the CDN answers 503 for this long from the start")
+	outage := fs.Duration("outage", 0, "the CDN answers 503 for this long from its first request")
 	fs.Parse(args)
 
 	var files map[string]string
@@ -154,13 +155,16 @@ func storm(args []string) error {
 	var mu sync.Mutex
 	buckets := map[int]int{}
 	var requests atomic.Int64
+	var first atomic.Int64 // unix nanoseconds of the first request the CDN got
 	cdn := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		since := time.Duration(time.Now().UnixNano() - start.Load())
+		now := time.Now().UnixNano()
+		first.CompareAndSwap(0, now)
+		since := time.Duration(now - start.Load())
 		requests.Add(1)
 		mu.Lock()
 		buckets[int(since/bucket)]++
 		mu.Unlock()
-		if since < *outage {
+		if time.Duration(now-first.Load()) < *outage {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}

@@ -216,7 +216,7 @@ cat "$DIR/inproc"
 
 echo
 echo "# $GATES gates booting at once (bench/closurenet storm, one process, one loopback CDN that counts), $ASSETS assets"
-echo "| round | CDN | requests | per gate | closure | retries | busiest 100 ms | at ms | span ms | allowed | could not check | p50 ms | p99 ms |"
+echo "| round | CDN | requests | per gate | closure | requests - gates × closure (retries; below 0: gates that gave up) | busiest 100 ms | at ms | span ms | allowed | could not check | p50 ms | p99 ms |"
 echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for r in $(seq "$ROUNDS"); do
 	for outage in 0s "$OUTAGE"; do

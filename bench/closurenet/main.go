@@ -22,7 +22,7 @@
 // (the gates' probes of the instance come first). It prints
 // one line:
 //
-//	storm gates=G outage=D closure=C requests=R per-gate=R/G retries=R-G*C peak-100ms=N
+//	storm gates=G outage=D closure=C requests=R per-gate=R/G retries=R-G*C (below 0 when gates gave up) peak-100ms=N
 //	  peak-at-ms=T span-ms=S allowed=A unverified=U p50-ms=… p99-ms=…
 //
 // and, as comments, the refusing findings of the gates not admitted and

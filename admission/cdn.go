@@ -199,10 +199,12 @@ func (c *checker) cdn(ctx context.Context, m *manifest.Manifest, served probe.Ma
 	return tlsFailed
 }
 
-// closure returns the closure of the known served IDs and of every page
-// of the release (manifest.Assets.Roots): every asset of the manifest
-// they load, directly or not, by its asset graph, the IDs included, the
-// pages themselves only where the manifest says the instance serves them
+// closure returns the closure of the known served IDs and of every root
+// of the release (manifest.Assets.Roots: its pages, and the entry files a
+// bundler's list names, File.Entry): every asset of the manifest they
+// load, directly or not, by its asset graph, the IDs and the entry files
+// included, the pages themselves only where the manifest says the
+// instance serves them
 // (File.Served; otherwise the probed ones were read there). A route that is not probed still makes a browser load its
 // chunks, styles and fonts. With no graph (a v1 manifest) it is the IDs
 // alone. When the closure adds more than Config.MaxClosure to the IDs
@@ -214,12 +216,21 @@ func (c *checker) closure(m *manifest.Manifest, known []string) (paths []string,
 	cfg := c.cfg
 	seeds := known
 	var pages []string
+	entries := 0
 	if len(cfg.Probes) > 0 {
 		pages = m.Assets.Roots()
 		seeds = slices.Clone(known)
 		for _, p := range pages {
-			if f, ok := m.Assets.File(p); ok {
-				seeds = append(seeds, f.Loads...)
+			f, ok := m.Assets.File(p)
+			if !ok {
+				continue
+			}
+			seeds = append(seeds, f.Loads...)
+			if f.Entry {
+				// A browser loads an entry file itself (a server renders
+				// its tag), not only what it loads.
+				seeds = append(seeds, p)
+				entries++
 			}
 		}
 	}
@@ -239,7 +250,7 @@ func (c *checker) closure(m *manifest.Manifest, known []string) (paths []string,
 	if len(cfg.Probes) > 0 {
 		graph := slices.ContainsFunc(m.Assets.Files, func(f manifest.File) bool { return len(f.Loads) > 0 })
 		c.update(func(d *Decision) {
-			d.Closure = &Closure{Graph: graph, Referenced: len(known), Roots: len(pages), Assets: len(all), Max: cfg.MaxClosure}
+			d.Closure = &Closure{Graph: graph, Referenced: len(known), Roots: len(pages), Entries: entries, Assets: len(all), Max: cfg.MaxClosure}
 		})
 	}
 	added := len(all) - len(known)
@@ -247,7 +258,7 @@ func (c *checker) closure(m *manifest.Manifest, known []string) (paths []string,
 		return all, true
 	}
 	c.add(Finding{Kind: KindClosureTooLarge, Subject: m.ID(), Got: fmt.Sprint(added), Want: fmt.Sprintf("at most %d", cfg.MaxClosure),
-		Message: fmt.Sprintf("the %d served assets and the %d pages of %s load %d more by its asset graph, over the gate's bound of %d: only the references were checked, and what a browser loads next is unverified (raise the bound, or check every asset)",
+		Message: fmt.Sprintf("the %d served assets and the %d roots (pages and entry files) of %s load %d more by its asset graph, over the gate's bound of %d: only the references were checked, and what a browser loads next is unverified (raise the bound, or check every asset)",
 			len(known), len(pages), m.ID(), added, cfg.MaxClosure)})
 	return known, false
 }

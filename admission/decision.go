@@ -205,9 +205,13 @@ type Closure struct {
 	// probed pages' references.
 	Referenced int `json:"referenced"`
 	// Roots counts the release's roots (manifest.Assets.Roots: its pages
-	// and RSC payloads) whose loads are checked too: what a route that is
-	// not probed loads.
+	// and RSC payloads, and its entry files) whose loads are checked too:
+	// what a route that is not probed loads.
 	Roots int `json:"roots,omitempty"`
+	// Entries counts the roots that are entry files (manifest.File.Entry:
+	// named by a bundler's list, a server renders their tags), checked
+	// themselves as well as what they load.
+	Entries int `json:"entries,omitempty"`
 	// Assets counts the closure, its roots included.
 	Assets int `json:"assets"`
 	// Checked counts the closure's assets checked on the CDN (each on

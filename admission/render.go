@@ -80,7 +80,10 @@ func (d *Decision) writeText(w io.Writer) error {
 	if cl := d.Closure; cl != nil && cl.Referenced > 0 {
 		if cl.Graph {
 			by := "them"
-			if cl.Roots > 0 {
+			switch {
+			case cl.Entries > 0:
+				by = fmt.Sprintf("them and by the release's %d pages and %d entry files", cl.Roots-cl.Entries, cl.Entries)
+			case cl.Roots > 0:
 				by = fmt.Sprintf("them and by the release's %d pages", cl.Roots)
 			}
 			fmt.Fprintf(&b, "  closure   %d assets: %d referenced, %d loaded by %s; %d checked on the CDN\n", cl.Assets, cl.Referenced, cl.Assets-cl.Referenced, by, cl.Checked)

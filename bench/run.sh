@@ -25,7 +25,16 @@
 #	pin-shared lockstep pin --cache '', 10 images   a loop of crane digest
 #	hash       lockstep record, 1 GiB, 20,000 files  sha256sum (one process)
 #	graph-js   the asset graph's JavaScript parser   the same package's lexer alone
-#	closure    admit's closure, 10,000 assets        the same check, --all-assets (bench/closure.sh)
+#	closure    admit's closure from every page, 10,000 assets, in process  the same check, --all-assets (bench/closure.sh)
+#	closure-nginx  the same, lockstep admit against nginx  admit --all-assets
+#	closure-rtt30  the same through toxiproxy, +30 ms  admit --all-assets
+#	closure-rtt30-curl  the same                     curl --parallel of the closure's URLs, same link
+#	closure-rtt30-limit  the same                    ceil(requests / 16) round trips of the measured RTT
+#	all-assets-rtt30-curl  admit --all-assets, +30 ms  curl --parallel of every URL, same link
+#	closure-rtt30-bytes  CDN bytes of the closure    CDN bytes of --all-assets
+#	closure-gates  CDN requests per gate, 1,000 gates at once  the closure's size (one HEAD each)
+#	closure-gates-outage  the same, the CDN 503 for 1 s  the closure's size
+#	closure-gates-peak  the busiest 100 ms at the CDN  the storm's mean 100 ms
 #	fleet-N    lockstep fleet check, N agents        the same GETs, bodies discarded (fleetsim -fetch)
 #	fleet-N-rss  its peak RSS                        the floor's peak RSS
 #	webhook-p99  webhook p99, Pod review, TLS        GET /healthz p99 at the same rate
@@ -102,8 +111,8 @@ run() { # LOG SCRIPT ARGS...: runs a bench script, keeps its bench lines
 ROUNDS=$ROUNDS STARTS=$STARTS run start bench/start.sh
 ROUNDS=$ROUNDS RUNS=$STARTS run roots bench/roots.sh
 ROUNDS=$ROUNDS RUNS=$ADMIT_RUNS run admit bench/admit.sh
-if [ "$QUICK" = 1 ]; then CLOSURE_RUNS=2 CLOSURE_ASSETS=500; else CLOSURE_RUNS=20 CLOSURE_ASSETS=10000; fi
-ROUNDS=$ROUNDS RUNS=$CLOSURE_RUNS ASSETS=$CLOSURE_ASSETS run closure bench/closure.sh
+if [ "$QUICK" = 1 ]; then CLOSURE_RUNS=2 CLOSURE_ASSETS=500 CLOSURE_GATES=200; else CLOSURE_RUNS=20 CLOSURE_ASSETS=10000 CLOSURE_GATES=1000; fi
+QUICK=$QUICK ROUNDS=$ROUNDS RUNS=$CLOSURE_RUNS ASSETS=$CLOSURE_ASSETS GATES=$CLOSURE_GATES run closure bench/closure.sh
 ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run parse bench/parse.sh
 ROUNDS=$ROUNDS BENCHTIME=$BENCHTIME run provenance bench/provenance.sh
 for n in $CDN_SIZES; do RUNS=$ROUNDS QUICK=$QUICK H1TLS=0 run "cdn-$n" bench/cdn.sh "$n"; done

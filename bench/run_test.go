@@ -26,6 +26,7 @@ func TestRunQuick(t *testing.T) {
 	for _, bin := range []string{"nginx", "docker-registry", "curl", "python3", "bc", "openssl", "hey"} {
 		testenv.Require(t, bin)
 	}
+	testenv.Require(t, "toxiproxy-server", "../.cache/bin/toxiproxy-server")
 	testenv.Require(t, "time", "/usr/bin/time")
 	cmd := exec.Command("bash", "run.sh")
 	cmd.Env = append(os.Environ(), "QUICK=1", "OUT="+t.TempDir())
@@ -48,7 +49,8 @@ func TestRunQuick(t *testing.T) {
 		}
 		rows[cells[1]] = cells[1:9]
 	}
-	for _, name := range []string{"start", "roots", "roots-bundle", "roots-process", "admit", "admit-signed", "closure", "parse", "parse-digest", "encode", "provenance", "cdn-200", "cdn-h2-200", "pin-warm", "pin-cold", "pin-empty", "pin-shared", "hash", "graph-js",
+	for _, name := range []string{"start", "roots", "roots-bundle", "roots-process", "admit", "admit-signed", "closure", "closure-nginx", "closure-rtt30", "closure-rtt30-curl",
+		"closure-rtt30-limit", "all-assets-rtt30-curl", "closure-rtt30-bytes", "closure-gates", "closure-gates-outage", "closure-gates-peak", "parse", "parse-digest", "encode", "provenance", "cdn-200", "cdn-h2-200", "pin-warm", "pin-cold", "pin-empty", "pin-shared", "hash", "graph-js",
 		"fleet-2000", "fleet-2000-rss", "webhook-p99", "storm-outage", "storm-outage-nobreaker", "storm-recovery"} {
 		row, ok := rows[name]
 		if !ok {

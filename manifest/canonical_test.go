@@ -146,6 +146,8 @@ func TestCanonicalFiles(t *testing.T) {
 			File{Path: "q", SHA256: "h", ContentType: "text/css", Loads: []string{s, "x" + s}, Size: 1 << 62},
 			File{Path: "r", SHA256: "h", Loads: []string{}},
 			File{Path: "s" + s, SHA256: "h", Served: s},
+			File{Path: "t" + s, SHA256: "h", Entry: true, ContentType: s, Loads: []string{s}},
+			File{Path: "u" + s, SHA256: "h", Entry: true},
 		)
 	}
 	for name, fs := range map[string][]File{"odd": files, "one": {{Path: "index.html", SHA256: strings.Repeat("0", 64)}}} {
@@ -162,8 +164,8 @@ func TestCanonicalFiles(t *testing.T) {
 		}
 	}
 	// A File member appendFiles does not write would be dropped from the
-	// digest: every member must be one of the six.
-	known := map[string]bool{"contentType": true, "loads": true, "path": true, "served": true, "sha256": true, "size": true}
+	// digest: every member must be one of the seven.
+	known := map[string]bool{"contentType": true, "entry": true, "loads": true, "path": true, "served": true, "sha256": true, "size": true}
 	ft := reflect.TypeFor[File]()
 	for i := range ft.NumField() {
 		name, _, _ := strings.Cut(ft.Field(i).Tag.Get("json"), ",")

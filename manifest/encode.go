@@ -57,7 +57,7 @@ func (m *Manifest) canonicalFiles() ([]byte, bool) {
 	at := bytes.Index(head, filesHole) + len(`"files":`)
 	size := len(head)
 	for _, f := range m.Assets.Files {
-		size += len(`{"contentType":,"path":,"served":,"sha256":,"size":}`) + 25 + len(f.ContentType) + len(f.Path) + len(f.Served) + len(f.SHA256)
+		size += len(`{"contentType":,"entry":true,"path":,"served":,"sha256":,"size":}`) + 25 + len(f.ContentType) + len(f.Path) + len(f.Served) + len(f.SHA256)
 		for _, l := range f.Loads {
 			size += len(l) + 3
 		}
@@ -70,8 +70,8 @@ func (m *Manifest) canonicalFiles() ([]byte, bool) {
 }
 
 // appendFiles appends files as canonicalAll writes them: each object's
-// members in the order of their names (contentType, loads, path, served,
-// sha256, size), the omitempty ones left out when empty, each string as
+// members in the order of their names (contentType, entry, loads, path,
+// served, sha256, size), the omitempty ones left out when empty, each string as
 // encoding/json writes it with no HTML escaping.
 func appendFiles(b []byte, files []File) ([]byte, error) {
 	var err error
@@ -90,6 +90,9 @@ func appendFiles(b []byte, files []File) ([]byte, error) {
 			b = append(b, `"contentType":`...)
 			str(f.ContentType)
 			b = append(b, ',')
+		}
+		if f.Entry {
+			b = append(b, `"entry":true,`...)
 		}
 		if len(f.Loads) > 0 {
 			b = append(b, `"loads":[`...)

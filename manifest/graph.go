@@ -56,22 +56,25 @@ func (a *Assets) index(p string) int {
 }
 
 // Roots returns the files a release's closure starts from, sorted: every
-// page (an .html or .htm file) and every .txt file (React Server
+// page (an .html or .htm file), every .txt file (React Server
 // Components payloads, which Next.js's router fetches for each route it
-// prefetches, by a name no file holds). A gate checks what every root
-// loads, not only what the probed pages do: a route that is not probed
-// still serves its chunks, styles and fonts.
+// prefetches, by a name no file holds), and every entry file (File.Entry:
+// named by a bundler's list, its tag rendered by a server). A gate checks
+// what every root loads, not only what the probed pages do: a route that
+// is not probed still serves its chunks, styles and fonts.
 func (a *Assets) Roots() []string {
 	var out []string
 	for _, f := range a.Files {
-		if isPage(f.Path) {
+		if f.Entry || isPage(f.Path) {
 			out = append(out, f.Path)
 		}
 	}
 	return out
 }
 
-// isPage says whether p names an HTML page.
+// isPage says whether p names a page: an HTML document or a .txt route
+// payload, which the instance may serve and a browser navigates to or
+// fetches by the route's name; a root of the closure (Roots).
 func isPage(p string) bool {
 	ext := strings.ToLower(path.Ext(p))
 	return ext == ".html" || ext == ".htm" || ext == ".txt"

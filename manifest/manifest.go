@@ -22,7 +22,8 @@ const (
 	// provenance attestations (Verification.Attestations).
 	APIVersionV2 = "lockstep.dev/v2"
 	// APIVersionV3 adds where a file is served (File.Served): a release
-	// split between the CDN and the instance.
+	// split between the CDN and the instance; and the entry files that a
+	// bundler's list names outside any page (File.Entry).
 	APIVersionV3 = "lockstep.dev/v3"
 	Kind         = "ReleaseManifest"
 	// MediaType names the format of APIVersion where a media type is
@@ -65,7 +66,8 @@ func versionRank(apiVersion string) int {
 }
 
 // Version returns the oldest apiVersion that holds every field m uses:
-// APIVersionV3 when a file says where it is served (Served), else
+// APIVersionV3 when a file says where it is served (Served) or is an
+// entry (Entry), else
 // APIVersionV2 when a file has Loads or the manifest embeds attestations,
 // else APIVersion. A writer sets
 // m.APIVersion to it; Validate refuses a manifest whose apiVersion is
@@ -80,6 +82,9 @@ func (m *Manifest) needs() (string, string) {
 	for i, f := range m.Assets.Files {
 		if f.Served != "" {
 			return APIVersionV3, fmt.Sprintf("assets.files[%d].served", i)
+		}
+		if f.Entry {
+			return APIVersionV3, fmt.Sprintf("assets.files[%d].entry", i)
 		}
 	}
 	for i, f := range m.Assets.Files {
@@ -215,6 +220,12 @@ type File struct {
 	// its scope on the instance). Empty, the default, is the CDN bases;
 	// there is no other value.
 	Served string `json:"served,omitempty"`
+	// Entry (apiVersion v3) says that a bundler's own list names the file
+	// an entry point (Vite's isEntry chunks, webpack's entrypoints): a
+	// server renders its tag from that list, so no page of the release
+	// may name it, yet a browser loads it and what it loads. It is a root
+	// of the release's closure (Roots), as every page is.
+	Entry bool `json:"entry,omitempty"`
 }
 
 // The values of File.Served.

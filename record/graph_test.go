@@ -61,7 +61,7 @@ func TestGraphReport(t *testing.T) {
 	if !slices.Equal(g.Roots, []string{"index.html"}) || res.Graph == nil || len(res.Graph.Unread) != 2 {
 		t.Errorf("roots = %q, Result.Graph = %+v", g.Roots, res.Graph)
 	}
-	for _, want := range []string{"js/orphan.js", "data.bin", "broken.json", "no page of the release reaches"} {
+	for _, want := range []string{"js/orphan.js", "data.bin", "broken.json", "no root of the release"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("the log does not name %q:\n%s", want, log.String())
 		}

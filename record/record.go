@@ -198,7 +198,7 @@ func manifestAndGraph(ctx context.Context, opts Options) (*manifest.Manifest, *g
 			if hashErr == nil && !opts.NoGraph {
 				g, hashErr = graph.Build(ctx, hashed.Files, graph.Options{
 					Dir: ao.Dir, Lists: ao.Lists, PublicPath: ao.PublicPath, CDN: ao.CDN, Workers: ao.Workers, Logger: ao.Logger,
-					Collected: refs,
+					Collected: refs, Excluded: hashed.Excluded,
 				})
 			}
 			if hashErr == nil {

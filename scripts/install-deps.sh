@@ -18,6 +18,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib/tools.sh
 
 COSIGN_VERSION=v2.6.5
+TOXIPROXY_VERSION=v2.5.0
 STATICCHECK_VERSION=v0.7.0
 # crane v0.21 or later writes artifactType on index entries (the real-index tests).
 CRANE_VERSION=v0.21.0
@@ -66,6 +67,8 @@ gotool staticcheck honnef.co/go/tools "$STATICCHECK_VERSION" cmd/staticcheck
 gotool crane github.com/google/go-containerregistry "$CRANE_VERSION" cmd/crane
 gotool helm helm.sh/helm/v4 "$HELM_VERSION" cmd/helm
 kube_apiserver "$KUBE_APISERVER_VERSION"
+# Shopify's toxiproxy: bench/closure.sh puts a CDN 30 ms away behind it.
+gotool toxiproxy-server github.com/Shopify/toxiproxy/v2 "$TOXIPROXY_VERSION" cmd/server
 
 if [ -n "$apt_pid" ]; then
   log="${TMPDIR:-/tmp}/lockstep-apt.$$.log"

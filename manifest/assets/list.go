@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"sort"
@@ -41,6 +42,14 @@ type List struct {
 	// point's files, not what loads what, and give none. Each list is
 	// sorted, each path once, never the file itself.
 	Loads map[string][]string
+	// Entries are the files the list names as entry points, which a
+	// server renders into its pages from the list (a backend integration)
+	// or which no page of the build names: Vite's isEntry chunks' file and
+	// css, webpack's entrypoints (create-react-app's asset-manifest.json,
+	// webpack-assets-manifest's entrypoints), assets-webpack-plugin's named
+	// chunks. A subset of Paths, sorted, each once; none when the list
+	// names no entry (webpack-manifest-plugin's flat map).
+	Entries []string
 }
 
 // ParseList reads an asset list, detecting its format from its shape, and
@@ -92,13 +101,18 @@ func parseList(data []byte, c collector) (*List, error) {
 		return nil, err
 	}
 	sort.Strings(c.paths)
-	return &List{Format: format, Paths: c.paths, Loads: c.loads}, nil
+	entries := slices.Sorted(maps.Keys(c.entries))
+	if len(entries) == 0 {
+		entries = nil
+	}
+	return &List{Format: format, Paths: c.paths, Loads: c.loads, Entries: entries}, nil
 }
 
 // viteChunk is one entry of a Vite manifest; fields Vite may add are
 // ignored.
 type viteChunk struct {
 	File           string   `json:"file"`
+	IsEntry        bool     `json:"isEntry"`
 	CSS            []string `json:"css"`
 	Assets         []string `json:"assets"`
 	Imports        []string `json:"imports"`
@@ -183,6 +197,10 @@ type collector struct {
 	paths      []string
 	seen       map[string]bool
 	loads      map[string][]string
+	// entries are the paths the list names as entry points (List.Entries);
+	// entry makes add count what it adds as one.
+	entries map[string]bool
+	entry   bool
 }
 
 func (c *collector) add(where, entry string) error {
@@ -194,7 +212,20 @@ func (c *collector) add(where, entry string) error {
 		c.seen[p] = true
 		c.paths = append(c.paths, p)
 	}
+	if c.entry {
+		if c.entries == nil {
+			c.entries = map[string]bool{}
+		}
+		c.entries[p] = true
+	}
 	return nil
+}
+
+// addEntries adds what add adds, as entry points (List.Entries).
+func (c *collector) addEntries(add func() error) error {
+	c.entry = true
+	defer func() { c.entry = false }()
+	return add()
 }
 
 // entryPath turns an asset list entry into a path relative to the asset
@@ -252,6 +283,21 @@ func (c *collector) vite(top map[string]json.RawMessage) error {
 				return err
 			}
 		}
+		if ch.IsEntry {
+			// A server renders the entry's script and stylesheets (Vite's
+			// backend integration); what they import is reached by Loads.
+			err := c.addEntries(func() error {
+				for _, f := range append([]string{ch.File}, ch.CSS...) {
+					if err := c.add(where, f); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
 		var loads []string
 		for _, imp := range append(append([]string(nil), ch.Imports...), ch.DynamicImports...) {
 			raw, ok := top[imp]
@@ -306,7 +352,7 @@ func (c *collector) assetManifest(top map[string]json.RawMessage) error {
 		}
 	}
 	if raw, ok := top["entrypoints"]; ok {
-		return c.strings("entrypoints", raw)
+		return c.addEntries(func() error { return c.strings("entrypoints", raw) })
 	}
 	return nil
 }
@@ -315,7 +361,7 @@ func (c *collector) flat(top map[string]json.RawMessage) error {
 	for _, k := range sortedKeys(top) {
 		raw := top[k]
 		if k == "entrypoints" && isObject(raw) {
-			if err := c.strings("entrypoints", raw); err != nil {
+			if err := c.addEntries(func() error { return c.strings("entrypoints", raw) }); err != nil {
 				return err
 			}
 			continue
@@ -346,17 +392,23 @@ func (c *collector) assetsPlugin(top map[string]json.RawMessage) error {
 		if err := json.Unmarshal(top[k], &m); err != nil {
 			return fmt.Errorf("%q: %w", k, err)
 		}
+		// A named chunk is an entry point (the plugin lists entries by
+		// name); "" holds the other assets.
+		c.entry = k != ""
 		for _, ext := range sortedKeys(m) {
 			files, err := stringOrStrings(m[ext])
 			if err != nil {
+				c.entry = false
 				return fmt.Errorf("%q.%s: %w", k, ext, err)
 			}
 			for _, f := range files {
 				if err := c.add(fmt.Sprintf("%q.%s", k, ext), f); err != nil {
+					c.entry = false
 					return err
 				}
 			}
 		}
+		c.entry = false
 	}
 	return nil
 }

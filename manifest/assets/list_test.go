@@ -16,27 +16,36 @@ func TestParseList(t *testing.T) {
 	cdn := []string{"https://cdn.example/store/"}
 	tests := []struct {
 		name, doc, publicPath, format string
-		want                          []string
+		want, entries                 []string
 	}{
 		{"vite", `{
 		  "index.html": {"file": "assets/index-B1.js", "src": "index.html", "isEntry": true,
 		    "imports": ["_shared-C2.js"], "dynamicImports": ["lazy.ts"], "css": ["assets/index-D3.css"], "assets": ["assets/logo-E4.svg"]},
 		  "_shared-C2.js": {"file": "assets/shared-C2.js", "name": "shared"},
 		  "lazy.ts": {"file": "assets/lazy-F5.js", "src": "lazy.ts", "isDynamicEntry": true, "css": ["assets/index-D3.css"]}
-		}`, "", FormatVite, []string{"assets/index-B1.js", "assets/index-D3.css", "assets/lazy-F5.js", "assets/logo-E4.svg", "assets/shared-C2.js"}},
+		}`, "", FormatVite, []string{"assets/index-B1.js", "assets/index-D3.css", "assets/lazy-F5.js", "assets/logo-E4.svg", "assets/shared-C2.js"},
+			[]string{"assets/index-B1.js", "assets/index-D3.css"}},
+		{"vite backend entries", `{
+		  "src/admin.ts": {"file": "assets/admin-A1.js", "src": "src/admin.ts", "isEntry": true},
+		  "src/shop.ts": {"file": "assets/shop-B2.js", "src": "src/shop.ts", "isEntry": true, "css": ["assets/shop-C3.css"], "dynamicImports": ["src/cart.ts"]},
+		  "src/cart.ts": {"file": "assets/cart-D4.js", "src": "src/cart.ts", "isDynamicEntry": true}
+		}`, "", FormatVite, []string{"assets/admin-A1.js", "assets/cart-D4.js", "assets/shop-B2.js", "assets/shop-C3.css"},
+			[]string{"assets/admin-A1.js", "assets/shop-B2.js", "assets/shop-C3.css"}},
 		{"webpack-manifest-plugin", `{"main.js": "/static/main.1a.js", "main.css": "/static/main.2b.css", "logo.png": "/static/logo.3c.png"}`,
-			"/static/", FormatWebpackManifest, []string{"logo.3c.png", "main.1a.js", "main.2b.css"}},
+			"/static/", FormatWebpackManifest, []string{"logo.3c.png", "main.1a.js", "main.2b.css"}, nil},
 		{"webpack-assets-manifest with integrity and entrypoints", `{
 		  "main.js": {"src": "main.1a.js", "integrity": "sha256-abc"},
 		  "entrypoints": {"main": {"assets": {"js": [{"src": "vendor.9z.js", "integrity": "sha256-def"}], "css": ["main.2b.css"]}}}
-		}`, "", FormatWebpackManifest, []string{"main.1a.js", "main.2b.css", "vendor.9z.js"}},
+		}`, "", FormatWebpackManifest, []string{"main.1a.js", "main.2b.css", "vendor.9z.js"}, []string{"main.2b.css", "vendor.9z.js"}},
 		{"create-react-app asset-manifest", `{"files": {"main.js": "/static/js/main.1a.js", "index.html": "/index.html",
 		  "main.js.map": "/static/js/main.1a.js.map"}, "entrypoints": ["static/js/main.1a.js", "static/css/main.2b.css"]}`,
-			"", FormatAssetManifest, []string{"index.html", "static/css/main.2b.css", "static/js/main.1a.js", "static/js/main.1a.js.map"}},
+			"", FormatAssetManifest, []string{"index.html", "static/css/main.2b.css", "static/js/main.1a.js", "static/js/main.1a.js.map"},
+			[]string{"static/css/main.2b.css", "static/js/main.1a.js"}},
 		{"assets-webpack-plugin", `{"main": {"js": "/main.1a.js", "css": ["/main.2b.css", "/extra.css"]}, "": {"png": ["/logo.png"]},
-		  "metadata": {"version": 3}}`, "", FormatAssetsPlugin, []string{"extra.css", "logo.png", "main.1a.js", "main.2b.css"}},
+		  "metadata": {"version": 3}}`, "", FormatAssetsPlugin, []string{"extra.css", "logo.png", "main.1a.js", "main.2b.css"},
+			[]string{"extra.css", "main.1a.js", "main.2b.css"}},
 		{"absolute URLs under the CDN, queries", `{"a.js": "https://cdn.example/store/a.1.js?v=1", "b.js": "//cdn.example/store/b.2.js#x"}`,
-			"", FormatWebpackManifest, []string{"a.1.js", "b.2.js"}},
+			"", FormatWebpackManifest, []string{"a.1.js", "b.2.js"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,6 +55,9 @@ func TestParseList(t *testing.T) {
 			}
 			if l.Format != tt.format || !reflect.DeepEqual(l.Paths, tt.want) {
 				t.Errorf("ParseList = %s %q, want %s %q", l.Format, l.Paths, tt.format, tt.want)
+			}
+			if !reflect.DeepEqual(l.Entries, tt.entries) {
+				t.Errorf("ParseList entries = %q, want %q", l.Entries, tt.entries)
 			}
 		})
 	}

@@ -45,6 +45,11 @@ gotool() {
       echo "tools: could not build $name $ver from the Go module proxy; run scripts/install-deps.sh again when it is reachable" >&2
       return 1
     fi
+    # A package whose folder is not the tool's name (toxiproxy's cmd/server)
+    # installs under its folder's name.
+    if [ ! -e "$tmp/$name" ] && [ -n "$pkg" ] && [ -e "$tmp/${pkg##*/}" ]; then
+      mv "$tmp/${pkg##*/}" "$tmp/$name"
+    fi
     rm -rf "$dir"
     mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp" # another clone won the race: same module, same version
     echo "tools: $name $ver built in $((SECONDS - start)) s" >&2

@@ -57,8 +57,25 @@
 // does not read, a file that is not text or not well-formed, one over
 // MaxRead) is in [Result].Unread with its reason, never taken as loading
 // nothing. [Result].Roots are the files a gate's closure starts from
-// (every page and RSC payload: manifest.Assets.Roots), and
-// [Result].Unreached the files no root reaches; record reports both.
+// (every page and RSC payload, and every entry file: manifest.Assets.Roots),
+// and [Result].Unreached the files no root reaches; record reports both.
+//
+// Entry files are named outside HTML, by the bundler's own list, when a
+// server renders the tags (Vite's backend integration, webpack with a
+// server template): Vite's .vite/manifest.json (isEntry chunks, their
+// file and css; dynamicImports reached from them by the list's edges),
+// webpack's entrypoints (create-react-app's asset-manifest.json,
+// webpack-assets-manifest, assets-webpack-plugin's named chunks),
+// Next.js's build-manifest.json, and _buildManifest.js and _ssgManifest.js
+// by their names. Each that no page reaches is marked manifest.File.Entry
+// (one a page names is checked from the page, and the manifest stays
+// lockstep.dev/v2); [Result].Entries says which list named each. A list that names a file the release
+// does not hold, a path outside it or a URL under none of the CDN bases
+// is refused (an *assets.Error), never followed. Angular's ngsw.json is
+// read as the service worker's list (what it fetches are its loads, and
+// the worker that fetches it reaches it); Angular's stats.json and
+// Next's other .next/ manifests are build reports no browser loads, not
+// shipped.
 //
 // A reference is resolved against the referring file, then against the
 // public path and the CDN bases (as the browser would fetch it); one that

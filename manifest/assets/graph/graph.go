@@ -47,6 +47,12 @@ type Options struct {
 	// Collected, if set, holds the references of the files that
 	// assets.Hash read (Collector): those are not read again.
 	Collected *Collector
+	// Excluded are the paths, relative to Dir, that were left out of the
+	// release (assets.Result.Excluded): an entry list among them (by its
+	// name, or .vite/manifest.json in an excluded .vite folder) is still
+	// read for its entries, since a server reads it where no browser
+	// does, and it need not be on the CDN.
+	Excluded []string
 }
 
 // Collector gathers the references of the files as assets.Hash reads
@@ -106,10 +112,14 @@ type Result struct {
 	// reports them, and only a check of every asset covers them.
 	Unread []Unread `json:"unread,omitempty"`
 	// Roots are the files the closure of a release starts from
-	// (manifest.Assets.Roots: every page); Unreached lists, sorted, the
-	// files that no root reaches through the graph: a gate that probes no
-	// page naming them never checks them.
-	Roots     []string `json:"roots"`
+	// (manifest.Assets.Roots: every page and entry file); Unreached lists,
+	// sorted, the files that no root reaches through the graph: a gate
+	// that probes no page naming them never checks them.
+	Roots []string `json:"roots"`
+	// Entries are the files that a bundler's list names as entry points,
+	// each with the list that makes it one, sorted by path and list: those
+	// no page reaches are roots (manifest.File.Entry).
+	Entries   []Entry  `json:"entries,omitempty"`
 	Unreached []string `json:"unreached,omitempty"`
 }
 
@@ -135,6 +145,16 @@ type Unread struct {
 // literal holds (a name assembled from parts, fetched from an API) is
 // invisible to a reading of the code. A file's loads are a lower bound;
 // cdn check and admit --all-assets check every file.
+//
+// The files that a bundler's list names as entry points (Vite's isEntry
+// chunks, webpack's entrypoints, Next.js's build manifests: see entries
+// and listNames), in Options.Lists or among the files by their usual
+// names, are roots of the closure beside the pages: those no page
+// reaches are marked manifest.File.Entry (a page that names one already
+// leads the gate to it); Result.Entries says which list named each. An
+// entry that is not a file of files (excluded, or the list is of another
+// build), a path outside the asset directory or a URL under none of the
+// CDN bases is an *assets.Error: never followed, never fetched.
 //
 // A file that Options.Collected holds is not read again (record reads
 // each file once, as it hashes it). Any other is read and its SHA-256
@@ -171,26 +191,24 @@ func Build(ctx context.Context, files []manifest.File, opts Options) (*Result, e
 		loads[i][to] = true
 		return true
 	}
-	for _, l := range opts.Lists {
-		data, err := os.ReadFile(l)
-		if err != nil {
-			return nil, &assets.Error{Path: l, Reason: "cannot read the asset list", Err: err}
+	entryFiles, listLoads, listUnread, err := entries(files, opts, index)
+	if err != nil {
+		return nil, err
+	}
+	res.Unread = append(res.Unread, listUnread...)
+	for from, tos := range listLoads {
+		i, ok := index[from]
+		if !ok {
+			continue // excluded, or not recorded
 		}
-		list, err := assets.ParseList(data, opts.PublicPath, opts.CDN)
-		if err != nil {
-			return nil, &assets.Error{Path: l, Reason: "not a usable asset list", Err: err}
-		}
-		for from, tos := range list.Loads {
-			i, ok := index[from]
-			if !ok {
-				continue // excluded, or not recorded
-			}
-			for _, to := range tos {
-				if addLoad(i, to) {
-					res.FromLists++
-				}
+		for _, to := range tos {
+			if addLoad(i, to) {
+				res.FromLists++
 			}
 		}
+	}
+	for i := range files {
+		files[i].Entry = false
 	}
 
 	read, err := readAll(ctx, files, opts)
@@ -237,6 +255,20 @@ func Build(ctx context.Context, files []manifest.File, opts Options) (*Result, e
 	slices.Sort(res.Unparsed)
 	slices.SortFunc(res.Unread, func(a, b Unread) int { return strings.Compare(a.Path, b.Path) })
 	reach := &manifest.Assets{Files: files}
+	// An entry file that a page reaches needs no mark: the gate checks it
+	// from the page, and the manifest stays lockstep.dev/v2 for older
+	// gates. Every other entry is marked, a root of its own.
+	byPages := map[string]bool{}
+	for _, p := range reach.Closure(reach.Roots()) {
+		byPages[p] = true
+	}
+	for i, e := range entryFiles {
+		entryFiles[i].PageReached = byPages[e.Path]
+		if !byPages[e.Path] {
+			files[index[e.Path]].Entry = true
+		}
+	}
+	res.Entries = entryFiles
 	res.Roots = reach.Roots()
 	reached := map[string]bool{}
 	for _, p := range reach.Closure(res.Roots) {
@@ -251,12 +283,12 @@ func Build(ctx context.Context, files []manifest.File, opts Options) (*Result, e
 		log.Warn("the asset graph cannot tell what this file loads", "path", u.Path, "reason", u.Reason)
 	}
 	if len(res.Unreached) > 0 {
-		log.Warn("files that no page of the release reaches by the asset graph: a gate checks them only when a probed page names them, or with every asset", "count", len(res.Unreached), "paths", strings.Join(res.Unreached, " "))
+		log.Warn("files that no root of the release (a page, or an entry file a bundler's list names) reaches by the asset graph: a gate checks them only when a probed page names them, or with every asset", "count", len(res.Unreached), "paths", strings.Join(res.Unreached, " "))
 	}
 	if len(res.Unparsed) > 0 {
 		log.Info("read with the JavaScript lexer alone (the parser refused them)", "count", len(res.Unparsed), "paths", strings.Join(res.Unparsed, " "))
 	}
-	log.Info("asset graph", "read", res.Read, "edges", res.Edges, "fromLists", res.FromLists, "roots", len(res.Roots), "unreached", len(res.Unreached), "unread", len(res.Unread))
+	log.Info("asset graph", "read", res.Read, "edges", res.Edges, "fromLists", res.FromLists, "roots", len(res.Roots), "entries", len(res.Entries), "unreached", len(res.Unreached), "unread", len(res.Unread))
 	return res, nil
 }
 
@@ -339,24 +371,32 @@ func readOne(dir string, i int, f manifest.File) readResult {
 		rr.unread = fmt.Sprintf("larger than the %d bytes the graph reads", MaxRead)
 		return rr
 	}
-	fh, err := os.Open(filepath.Join(dir, filepath.FromSlash(f.Path)))
+	data, err := readHashed(dir, f)
 	if err != nil {
-		rr.err = &assets.Error{Path: f.Path, Reason: "cannot open", Err: err}
-		return rr
-	}
-	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, f.Size+1))
-	if err != nil {
-		rr.err = &assets.Error{Path: f.Path, Reason: "cannot read", Err: err}
-		return rr
-	}
-	if sum := sha256.Sum256(data); int64(len(data)) != f.Size || hex.EncodeToString(sum[:]) != f.SHA256 {
-		rr.err = &assets.Error{Path: f.Path, Reason: fmt.Sprintf("changed since it was hashed (%d bytes now, %d recorded)", len(data), f.Size)}
+		rr.err = err
 		return rr
 	}
 	refs := refsOf(f.Path, data)
 	refs.i = i
 	return refs
+}
+
+// readHashed reads the file f of dir and checks that it is the one that
+// was hashed: an *assets.Error when it cannot be read or has changed.
+func readHashed(dir string, f manifest.File) ([]byte, error) {
+	fh, err := os.Open(filepath.Join(dir, filepath.FromSlash(f.Path)))
+	if err != nil {
+		return nil, &assets.Error{Path: f.Path, Reason: "cannot open", Err: err}
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, f.Size+1))
+	if err != nil {
+		return nil, &assets.Error{Path: f.Path, Reason: "cannot read", Err: err}
+	}
+	if sum := sha256.Sum256(data); int64(len(data)) != f.Size || hex.EncodeToString(sum[:]) != f.SHA256 {
+		return nil, &assets.Error{Path: f.Path, Reason: fmt.Sprintf("changed since it was hashed (%d bytes now, %d recorded)", len(data), f.Size)}
+	}
+	return data, nil
 }
 
 // refsOf returns the references in a file's bytes, by its kind. A file

@@ -1,33 +1,22 @@
 package graph
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/scenario"
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/manifest/assets"
 )
 
 // build writes files into a directory, hashes it and builds its graph.
 func build(t *testing.T, files map[string]string) (map[string][]string, *Result) {
 	t.Helper()
-	dir := t.TempDir()
-	if err := scenario.WriteFiles(dir, files); err != nil {
-		t.Fatal(err)
-	}
-	h, err := assets.Hash(context.Background(), assets.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Build(context.Background(), h.Files, Options{Dir: dir, CDN: []string{"https://cdn.example/app/"}})
+	hashed, res, err := buildEntries(t, files, Options{CDN: []string{"https://cdn.example/app/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	loads := map[string][]string{}
-	for _, f := range h.Files {
+	for _, f := range hashed {
 		loads[f.Path] = f.Loads
 	}
 	return loads, res

@@ -197,10 +197,25 @@ func Serve(ctx context.Context, a *Agent, o ServeOptions, ready func(net.Addr)) 
 
 // ServeAndRun is the agent as `lockstep agent` runs it: Serve on o and
 // a.Run beside it, until ctx is done or the server fails. Its error is
-// Serve's.
+// Serve's. It returns once a.Run has returned too (at most runStopWait
+// after the server stops), so that no check goes on, or logs, after it.
 func ServeAndRun(ctx context.Context, a *Agent, o ServeOptions, ready func(net.Addr)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go a.Run(ctx)
-	return Serve(ctx, a, o, ready)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.Run(ctx)
+	}()
+	err := Serve(ctx, a, o, ready)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(runStopWait):
+	}
+	return err
 }
+
+// runStopWait bounds how long ServeAndRun waits for a.Run to return once
+// the server has stopped: a check ends at its context's cancellation.
+const runStopWait = 10 * time.Second

@@ -324,15 +324,15 @@ func storeAttacks() []storeAttack {
 		}, ExitInvalid, "not a regular file", nil},
 		storeAttack{"class 6/status: a store that is not there is not created", func(t *testing.T, e *attackEnv) []string {
 			return []string{"status", "--store", filepath.Join(e.dir, "nowhere", "store"), "--release", "web"}
-		}, ExitUnverified, "not found", func(e *attackEnv) []string { return []string{filepath.Join(e.dir, "nowhere")} }},
+		}, ExitUnverified, "holds no release", func(e *attackEnv) []string { return []string{filepath.Join(e.dir, "nowhere")} }},
 		storeAttack{"class 6/admit: a store that is not there is not created", func(t *testing.T, e *attackEnv) []string {
 			return admitOf(e, filepath.Join(e.dir, "nowhere", "store"), "--insecure-allow-unsigned")
-		}, ExitUnverified, "not found", func(e *attackEnv) []string {
+		}, ExitUnverified, "holds no release", func(e *attackEnv) []string {
 			return []string{filepath.Join(e.dir, "nowhere"), filepath.Join(e.dir, "state")}
 		}},
 		storeAttack{"class 6/status: a release that is not there is not created", func(t *testing.T, e *attackEnv) []string {
 			return []string{"status", "--store", e.url, "--release", "api"}
-		}, ExitUnverified, "not found", func(e *attackEnv) []string { return []string{filepath.Join(e.store, "api")} }},
+		}, ExitUnverified, "release api is not in store", func(e *attackEnv) []string { return []string{filepath.Join(e.store, "api")} }},
 	)
 
 	// Class 7: store URLs. Exit 2 before anything is written or contacted.

@@ -80,7 +80,6 @@ func TestRollbackSignedAndManifestGet(t *testing.T) {
 	}
 	for name, args := range map[string][]string{
 		"no signer":     {"manifest", "get", "--store", url, "--release", "store-web"},
-		"no such":       {"manifest", "get", "--store", url, "--release", "store-api", "--key", pub},
 		"a stray arg":   {"manifest", "get", "--store", url, "--release", "store-web", "--key", pub, "x"},
 		"no --release":  {"manifest", "get", "--store", url, "--key", pub},
 		"sign-key+kl":   {"rollback", "--store", url, "--release", "store-web", "--to", "1", "--sign-key", priv, "--keyless"},
@@ -89,6 +88,11 @@ func TestRollbackSignedAndManifestGet(t *testing.T) {
 		if _, stderr, code := lockstepRun(t, "", args...); code != ExitInvalid {
 			t.Errorf("%s: exit %d, want 2\n%s", name, code, stderr)
 		}
+	}
+	// A release the store does not hold: exit 3, as in every command
+	// that reads a channel (TestMissingRelease), naming what it holds.
+	if _, stderr, code := lockstepRun(t, "", "manifest", "get", "--store", url, "--release", "store-api", "--key", pub); code != ExitUnverified || !strings.Contains(stderr, "which holds store-web") {
+		t.Errorf("no such release: exit %d, want 3 naming store-web\n%s", code, stderr)
 	}
 	// Nothing of the refused rollbacks moved the channel.
 	if stdout, _, _ := lockstepRun(t, "", "status", "--store", url, "--release", "store-web"); !strings.Contains(stdout, "generation  3") || !strings.Contains(stdout, "signed      yes") {

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -137,6 +138,18 @@ func TestWebhookEndToEnd(t *testing.T) {
 					t.Errorf("%s: the API server keeps %s without %q:\n%s", tc.name, tc.stored, w, got.Body)
 				}
 			}
+		}
+	}
+	// The API server called both webhooks without a failure and took
+	// every audit annotation they gave.
+	log, err := os.ReadFile(c.APIServerLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(log), "\n") {
+		if strings.Contains(line, "failed to set admission audit annotation") ||
+			(strings.Contains(line, "failed calling webhook") && (strings.Contains(line, enforce) || strings.Contains(line, warn))) {
+			t.Errorf("kube-apiserver: %s", line)
 		}
 	}
 	// What the API server wrote to its audit log of lockstep's answers.

@@ -2,15 +2,19 @@ package kubernetes
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockstep-dev/lockstep/internal/kubetest"
 	"github.com/lockstep-dev/lockstep/internal/sigtest"
+	"github.com/lockstep-dev/lockstep/internal/tlstest"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
@@ -51,6 +55,52 @@ func TestWebhookFailsClosedEndToEnd(t *testing.T) {
 		if got := c.Do(t, kubetest.Request{Method: "GET", Path: "/api/v1/namespaces/" + tc.namespace + "/pods/pinned"}); got.Code != http.StatusNotFound {
 			t.Errorf("%s: the pod was kept: HTTP %d", tc.name, got.Code)
 		}
+	}
+}
+
+// TestWebhookTimeoutEndToEnd: a webhook that takes the connection and
+// never answers (overloaded, or stopped in a debugger) is refused by the
+// shipped failurePolicy Fail once timeoutSeconds pass: the API server does
+// not wait for ever, nor admit the pod. The shipped configuration but for
+// timeoutSeconds, 1 rather than 5 (TestWebhookConfiguration holds the
+// shipped value), so that the suite waits 2 s rather than 10. The tests
+// of this package do not run in parallel: urfave/cli's HelpFlag is one
+// global that every App writes as it parses, a data race when two
+// `lockstep` commands start at once in one process.
+func TestWebhookTimeoutEndToEnd(t *testing.T) {
+	c := kubetest.Shared(t)
+	r := newRelease(t)
+	tl := newWebhookTLS(t)
+	cert, err := tls.LoadX509KeyPair(tl.cert, tl.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hung := make(chan struct{})
+	srv := tlstest.Server(t, cert, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-hung:
+		}
+	}))
+	defer close(hung) // before the server's Close waits for the handlers
+	c.Namespace(t, "shop-hang", map[string]string{optInLabel: "hang"})
+	vwc := shippedWebhookConfiguration(t, "lockstep-hang", strings.TrimPrefix(srv.URL, "https://"), tl.caBundle, "hang")
+	timeout := int32(1)
+	vwc.Webhooks[0].TimeoutSeconds = &timeout
+	register(t, c, vwc)
+	pinned := r.Repo + "@" + r.Digest()
+	path := "/api/v1/namespaces/shop-hang/pods"
+	waitFor(t, c, kubetest.Request{Method: "POST", Path: path + "?dryRun=All", Body: pod("probe", pinned, nil)},
+		func(r *kubetest.Response) bool { return r.Code != http.StatusCreated })
+	start := time.Now()
+	resp := c.Do(t, kubetest.Request{Method: "POST", Path: path, Body: pod("pinned", pinned, nil)})
+	took := time.Since(start)
+	const msg = `^Internal error occurred: failed calling webhook "images.lockstep.dev": .*(context deadline exceeded|Client.Timeout|timeout)`
+	if resp.Code != http.StatusInternalServerError || !regexp.MustCompile(msg).MatchString(resp.Message()) {
+		t.Errorf("a hung webhook: HTTP %d %q after %s, want 500 /%s/", resp.Code, resp.Message(), took, msg)
+	}
+	if got := c.Do(t, kubetest.Request{Method: "GET", Path: path + "/pinned"}); got.Code != http.StatusNotFound {
+		t.Errorf("a hung webhook: the pod was kept: HTTP %d", got.Code)
 	}
 }
 

@@ -170,15 +170,20 @@ func register(t *testing.T, c *kubetest.Cluster, vwc *admissionregistrationv1.Va
 }
 
 // waitFor sends r until ok holds for the answer (the API server picks a
-// new webhook configuration up a moment after it is created), for up to
-// 30 s, and returns the last answer.
+// new webhook configuration up a moment after it is created) and returns
+// that answer; after 30 s it fails the test with the last one. Send only
+// requests that keep nothing (dry runs): one admitted before the
+// configuration is live would stay.
 func waitFor(t *testing.T, c *kubetest.Cluster, r kubetest.Request, ok func(*kubetest.Response) bool) *kubetest.Response {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp := c.Do(t, r)
-		if ok(resp) || time.Now().After(deadline) {
+		if ok(resp) {
 			return resp
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s %s: still HTTP %d %q after 30 s", r.Method, r.Path, resp.Code, resp.Message())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -29,9 +29,13 @@ const (
 	KindManifestUnsigned      Kind = "manifest-unsigned"
 	KindManifestSignature     Kind = "manifest-signature-invalid"
 	KindDependencyUnreachable Kind = "dependency-unreachable"
-	KindCDNLoop               Kind = "cdn-loop"
-	KindTLSExpiring           Kind = "tls-expiring"
-	KindTLSInvalid            Kind = "tls-invalid"
+	// KindReleaseNotFound: the store answered, and holds no such release or
+	// channel (store.NotFoundError: the message lists what it holds). Could
+	// not verify (exit 3), as in status, manifest get and fleet check.
+	KindReleaseNotFound Kind = "release-not-found"
+	KindCDNLoop         Kind = "cdn-loop"
+	KindTLSExpiring     Kind = "tls-expiring"
+	KindTLSInvalid      Kind = "tls-invalid"
 	// KindProbeNoAssets: a probed page references no asset, and so proves
 	// nothing (unless Config.AssetFreePages).
 	KindProbeNoAssets Kind = "probe-no-assets"
@@ -81,7 +85,7 @@ const (
 // unverifiable reports whether a refusing finding of kind k means "could
 // not check" (exit 3) rather than "checked and wrong" (exit 1).
 func (k Kind) unverifiable() bool {
-	return k == KindDependencyUnreachable || k == KindInternalError || k == KindClosureTooLarge || k == KindTooManyReferences
+	return k == KindDependencyUnreachable || k == KindReleaseNotFound || k == KindInternalError || k == KindClosureTooLarge || k == KindTooManyReferences
 }
 
 // Severity says whether a finding refuses admission.

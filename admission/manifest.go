@@ -84,6 +84,9 @@ func (c *checker) manifest(ctx context.Context, s *manifest.Signed, err error) *
 	case refusal:
 		c.add(refusalFinding(kind, "manifest", err))
 		return nil
+	case errors.Is(err, manifest.ErrNotFound):
+		c.add(Finding{Kind: KindReleaseNotFound, Subject: "manifest", Message: err.Error()})
+		return nil
 	case err != nil:
 		c.unreachable("manifest", fmt.Errorf("fetching the manifest: %w", err))
 		return nil

@@ -164,3 +164,22 @@ func (s *Description) writeMarkdown(w io.Writer, files bool) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// DigestReport is what `lockstep manifest digest` says: the digest of a
+// manifest's canonical encoding, and whose it is.
+type DigestReport struct {
+	Digest     Digest `json:"digest"`
+	Release    string `json:"release"`
+	Generation int64  `json:"generation"`
+}
+
+// Write renders r in format: "text" (the digest alone, a line) or "json".
+func (r DigestReport) Write(w io.Writer, format string) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	_, err := fmt.Fprintln(w, r.Digest)
+	return err
+}

@@ -143,6 +143,45 @@ func Record(ctx context.Context, opts Options, out Output) (*Result, error) {
 // newline once the manifest is written to a file (Path); with no file, the
 // manifest itself, its exact bytes, followed by a newline only when
 // terminal (for the prompt: a pipe or a file gets the exact bytes).
+// Summary is record's JSON report (lockstep record --format json): the
+// release and generation recorded (the one --generation auto took), the
+// manifest's digest, and the files written; the manifest itself when it
+// was written to no file.
+type Summary struct {
+	Release    string          `json:"release"`
+	Generation int64           `json:"generation"`
+	Digest     manifest.Digest `json:"digest"`
+	Images     int             `json:"images"`
+	Assets     int             `json:"assets"`
+	// Files are the files written: "manifest", "signature", "bundle",
+	// "graphReport" (absent when not written).
+	Files map[string]string `json:"files"`
+	// Manifest is the manifest, when no file holds it (no Output.Path).
+	Manifest json.RawMessage `json:"manifest,omitempty"`
+}
+
+// Summary is r as record's JSON report.
+func (r *Result) Summary() Summary {
+	s := Summary{Release: r.Manifest.Release.Name, Generation: r.Manifest.Release.Generation, Digest: r.Digest,
+		Images: len(r.Manifest.Images), Assets: len(r.Manifest.Assets.Files), Files: map[string]string{}}
+	for k, v := range map[string]string{"manifest": r.Path, "signature": r.Signature, "bundle": r.Bundle, "graphReport": r.GraphReport} {
+		if v != "" {
+			s.Files[k] = v
+		}
+	}
+	if r.Path == "" {
+		s.Manifest = r.Raw
+	}
+	return s
+}
+
+// WriteJSON writes r's Summary as one JSON document.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r.Summary())
+}
+
 func (r *Result) Write(w io.Writer, terminal bool) error {
 	if r.Path != "" {
 		_, err := fmt.Fprintln(w, r.Digest)

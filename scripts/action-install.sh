@@ -92,9 +92,21 @@ if [[ "$version" =~ $major || "$version" = latest ]]; then
   fi
   proto='=https'
   [ "$allow_http" = 1 ] && proto='=https,http'
-  list=$(curl -fsSL --proto "$proto" --proto-redir "$proto" --retry 5 --max-time 60 "${auth[@]}" \
-    "$api/repos/$repo/releases?per_page=100") ||
-    die 3 "the releases of $repo could not be listed from $api"
+  # Every page of the list (100 a page, newest first): a repository with
+  # more than 100 releases, pre-releases and drafts counted, still has its
+  # newest published vN found. At most 20 pages; a list longer than that
+  # is refused rather than read in part.
+  list='[]'
+  for page in $(seq 1 21); do
+    [ "$page" -le 20 ] || die 3 "the releases of $repo at $api run past 2000: set the version input to a release (v1.2.3)"
+    one=$(curl -fsSL --proto "$proto" --proto-redir "$proto" --retry 5 --max-time 60 "${auth[@]}" \
+      "$api/repos/$repo/releases?per_page=100&page=$page") ||
+      die 3 "the releases of $repo could not be listed from $api"
+    n=$(printf '%s\n' "$one" | jq -r 'if type == "array" then length else error("not a list") end' 2>/dev/null) ||
+      die 3 "the releases API at $api answered something that is not a list of releases"
+    list=$(jq -cn --argjson a "$list" --argjson b "$one" '$a + $b')
+    [ "$n" -ge 100 ] || break
+  done
   want='^v[0-9]+\.[0-9]+\.[0-9]+$'
   [ "$version" = latest ] || want="^${version}\\.[0-9]+\\.[0-9]+\$"
   resolved=$(printf '%s\n' "$list" | jq -r --arg want "$want" \

@@ -24,6 +24,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,7 +36,9 @@ import (
 // fileSpec is an entry of an archive's files or an nfpm's contents.
 type fileSpec struct {
 	Src, Dst, Type string
-	StripParent    bool
+	// Packager is nfpm's: "deb" or "rpm" for an entry of one package only.
+	Packager    string
+	StripParent bool
 }
 
 func (f *fileSpec) UnmarshalYAML(n *yaml.Node) error {
@@ -47,12 +50,13 @@ func (f *fileSpec) UnmarshalYAML(n *yaml.Node) error {
 		Src         string `yaml:"src"`
 		Dst         string `yaml:"dst"`
 		Type        string `yaml:"type"`
+		Packager    string `yaml:"packager"`
 		StripParent bool   `yaml:"strip_parent"`
 	}
 	if err := n.Decode(&v); err != nil {
 		return err
 	}
-	*f = fileSpec{Src: v.Src, Dst: v.Dst, Type: v.Type, StripParent: v.StripParent}
+	*f = fileSpec{Src: v.Src, Dst: v.Dst, Type: v.Type, Packager: v.Packager, StripParent: v.StripParent}
 	return nil
 }
 
@@ -66,15 +70,28 @@ type releaseConfig struct {
 	} `yaml:"nfpms"`
 }
 
-// layout evaluates specs as GoReleaser (archives) and nfpm (contents) do,
-// against the repository at repo: destination → source path (relative to
-// repo), and the symbolic links (destination → target).
-func layout(t *testing.T, repo string, specs []fileSpec) (files, links map[string]string) {
+// layout evaluates specs as GoReleaser (archives) and nfpm (contents, for
+// packager "deb" or "rpm") do, against the repository at repo: destination
+// → source path (relative to repo), and the symbolic links (destination →
+// target). An entry of another packager is left out, and so is an rpm
+// %doc entry from the .deb; nfpm takes a %doc entry's source as a path,
+// not a glob.
+func layout(t *testing.T, repo string, specs []fileSpec, packager string) (files, links map[string]string) {
 	t.Helper()
 	files, links = map[string]string{}, map[string]string{}
 	for _, f := range specs {
+		if f.Packager != "" && f.Packager != packager || f.Type == "doc" && packager != "rpm" {
+			continue
+		}
 		if f.Type == "symlink" {
 			links[f.Dst] = f.Src
+			continue
+		}
+		if f.Type == "doc" {
+			if _, err := os.Stat(filepath.Join(repo, f.Src)); err != nil {
+				t.Fatalf("%%doc %q: %v (nfpm does not glob a %%doc source)", f.Src, err)
+			}
+			files[f.Dst] = f.Src
 			continue
 		}
 		if strings.Contains(f.Src, "**") || strings.ContainsAny(f.Src, "{[?") || strings.Contains(f.Src, "{{") {
@@ -279,7 +296,7 @@ func TestReleaseConfigShipsTheUnits(t *testing.T) {
 	stub := "#!/bin/sh\nexit 0\n"
 
 	t.Run("the archive", func(t *testing.T) {
-		files, _ := layout(t, "..", cfg.Archives[0].Files)
+		files, _ := layout(t, "..", cfg.Archives[0].Files, "")
 		// GoReleaser adds the binary at the archive's top.
 		var b bytes.Buffer
 		zw := gzip.NewWriter(&b)
@@ -307,34 +324,61 @@ func TestReleaseConfigShipsTheUnits(t *testing.T) {
 		gatesTheIngress(t, "the archive", root)
 	})
 
-	t.Run("the .deb and .rpm", func(t *testing.T) {
-		nf := cfg.NFPMs[0]
-		files, links := layout(t, "..", nf.Contents)
-		tree := t.TempDir()
-		systemdtest.WriteFile(t, tree, path.Join(nf.Bindir, "lockstep"), stub, 0o755)
-		for dst, src := range files {
-			body, err := os.ReadFile(filepath.Join("..", src))
-			if err != nil {
-				t.Fatal(err)
+	// The packages' gzipped man pages and changelog, as GoReleaser's before
+	// hook makes them.
+	if out, err := exec.Command("bash", "package-docs.sh").CombinedOutput(); err != nil {
+		t.Fatalf("package-docs.sh: %v\n%s", err, out)
+	}
+	laid := map[string]map[string]string{}
+	for _, packager := range []string{"deb", "rpm"} {
+		t.Run("the ."+packager, func(t *testing.T) {
+			nf := cfg.NFPMs[0]
+			files, links := layout(t, "..", nf.Contents, packager)
+			laid[packager] = files
+			tree := t.TempDir()
+			systemdtest.WriteFile(t, tree, path.Join(nf.Bindir, "lockstep"), stub, 0o755)
+			for dst, src := range files {
+				body, err := os.ReadFile(filepath.Join("..", src))
+				if err != nil {
+					t.Fatal(err)
+				}
+				systemdtest.WriteFile(t, tree, dst, string(body), 0o644)
 			}
-			systemdtest.WriteFile(t, tree, dst, string(body), 0o644)
-		}
-		for dst, target := range links {
-			os.MkdirAll(filepath.Join(tree, path.Dir(dst)), 0o755)
-			if err := os.Symlink(target, filepath.Join(tree, dst)); err != nil {
-				t.Fatal(err)
+			for dst, target := range links {
+				os.MkdirAll(filepath.Join(tree, path.Dir(dst)), 0o755)
+				if err := os.Symlink(target, filepath.Join(tree, dst)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			root := installPackage(t, tree)
+			carries(t, "the ."+packager, root, packageWhere)
+			gatesTheIngress(t, "the ."+packager, root)
+		})
+	}
+	t.Run("the .deb and the .rpm ship the same files", func(t *testing.T) {
+		// But Debian's own: the copyright file, the changelog and lintian's
+		// overrides. An rpm %doc list that misses a man page fails here.
+		debOnly := []string{"/usr/share/doc/lockstep/copyright", "/usr/share/doc/lockstep/changelog.gz", "/usr/share/lintian/overrides/lockstep"}
+		for dst, src := range laid["deb"] {
+			if slices.Contains(debOnly, path.Join("/", dst)) {
+				continue
+			}
+			if laid["rpm"][dst] != src {
+				t.Errorf("the .deb has %s (from %s), the .rpm %q", dst, src, laid["rpm"][dst])
 			}
 		}
-		root := installPackage(t, tree)
-		carries(t, "the packages", root, packageWhere)
-		gatesTheIngress(t, "the packages", root)
+		for dst := range laid["rpm"] {
+			if _, ok := laid["deb"][dst]; !ok {
+				t.Errorf("the .rpm has %s, the .deb does not", dst)
+			}
+		}
 	})
 
 	t.Run("a glob that matches one file loses its directory", func(t *testing.T) {
 		// The rule the comments in .goreleaser.yaml warn of, shown on the
 		// drop-in: written as a glob, it would land beside the units, where
 		// systemd does not read it, and the ingress would not wait.
-		files, _ := layout(t, "..", []fileSpec{{Src: "deploy/systemd/*.service.d/*.conf", Dst: "systemd"}})
+		files, _ := layout(t, "..", []fileSpec{{Src: "deploy/systemd/*.service.d/*.conf", Dst: "systemd"}}, "")
 		if _, ok := files["systemd/lockstep.conf"]; !ok || len(files) != 1 {
 			t.Fatalf("layout = %v", files)
 		}

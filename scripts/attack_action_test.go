@@ -13,6 +13,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io/fs"
@@ -22,6 +23,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -266,6 +268,54 @@ func TestAttackActionInstall(t *testing.T) {
 			"ACTION_REF=v1", "INPUT_DOWNLOAD_URL="+dl.URL, "LOCKSTEP_API_URL="+junk.URL))
 		if r.code != 3 || len(cacheFiles(t, cache)) != 0 {
 			t.Errorf("@v1 with an API answer that is no list: exit %d, cache %v; want 3, nothing", r.code, cacheFiles(t, cache))
+		}
+	})
+
+	t.Run("a major version is found past the first page of releases, and an endless list is refused", func(t *testing.T) {
+		// pages serves the releases API by ?page=N (100 a page, as GitHub
+		// does): full pages of pre-releases newer than the newest published
+		// v1, which is on page fill+1; with fill past 20 every page is full.
+		pages := func(fill int) (*httptest.Server, *requests) {
+			got := &requests{}
+			srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got.add(r)
+				page, err := strconv.Atoi(r.URL.Query().Get("page"))
+				if r.URL.Path != "/repos/lockstep-dev/lockstep/releases" || r.URL.Query().Get("per_page") != "100" || err != nil || page < 1 {
+					http.Error(w, "want /repos/lockstep-dev/lockstep/releases?per_page=100&page=N", http.StatusBadRequest)
+					return
+				}
+				var list []map[string]any
+				if page <= fill {
+					for i := range 100 {
+						list = append(list, map[string]any{"tag_name": fmt.Sprintf("v1.%d.0-rc.%d", 100+page, i), "draft": false, "prerelease": true})
+					}
+				} else if page == fill+1 {
+					list = append(list, map[string]any{"tag_name": "v1.6.0", "draft": false, "prerelease": false},
+						map[string]any{"tag_name": "v1.5.0", "draft": false, "prerelease": false})
+				}
+				w.Header().Set("Content-Type", "application/json")
+				json.NewEncoder(w).Encode(list)
+			}))
+			t.Cleanup(srv.Close)
+			return srv, got
+		}
+		api2, reqs := pages(3)
+		downloads.reset()
+		cache := t.TempDir()
+		r := runScript(t, "bash", "action-install.sh", installEnv(t, cache, caBundle(t, dl, api2),
+			"ACTION_REF=v1", "INPUT_DOWNLOAD_URL="+dl.URL, "LOCKSTEP_API_URL="+api2.URL))
+		if r.code != 0 || installed(t, r.stdout) != "v1.6.0" || len(reqs.list()) != 4 {
+			t.Errorf("@v1 with 300 pre-releases first: exit %d, installed %q, %d API requests; want 0, v1.6.0, 4\nstderr: %s",
+				r.code, r.stdout, len(reqs.list()), r.stderr)
+		}
+		endless, reqs := pages(1000)
+		downloads.reset()
+		cache = t.TempDir()
+		r = runScript(t, "bash", "action-install.sh", installEnv(t, cache, caBundle(t, dl, endless),
+			"ACTION_REF=v1", "INPUT_DOWNLOAD_URL="+dl.URL, "LOCKSTEP_API_URL="+endless.URL))
+		if r.code != 3 || !strings.Contains(r.stderr, "run past 2000") || len(reqs.list()) != 20 || len(downloads.list()) != 0 || len(cacheFiles(t, cache)) != 0 {
+			t.Errorf("@v1 with a list that never ends: exit %d, %d API requests, downloads %v, cache %v; want 3 after 20 pages, nothing\nstderr: %s",
+				r.code, len(reqs.list()), downloads.list(), cacheFiles(t, cache), r.stderr)
 		}
 	})
 

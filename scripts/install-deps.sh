@@ -5,9 +5,10 @@
 # running sources are tested against, started by scripts/runtimes.sh: the
 # tests start daemons of their own and never use a system one) and Chromium
 # (the browser oracle), etcd (under the tests' real kube-apiserver); from
-# the Go module proxy, the cosign CLI, staticcheck, crane and kube-apiserver
-# (from k8s.io/kubernetes, for internal/kubetest's control plane), built once
-# per machine into ~/.cache/lockstep/tools and linked into .cache/bin
+# the Go module proxy, the cosign CLI, staticcheck, crane, helm (the chart's
+# tests: helm lint, template, install) and kube-apiserver (from
+# k8s.io/kubernetes, for internal/kubetest's control plane), built once per
+# machine into ~/.cache/lockstep/tools and linked into .cache/bin
 # (scripts/lib/tools.sh).
 # The release tools (goreleaser, ko, cyclonedx-gomod) come from
 # scripts/install-release-tools.sh. The Debian packages are installed while
@@ -43,6 +44,9 @@ have jq || need+=(jq)
 have rpm2cpio || need+=(rpm2cpio)
 have cpio || need+=(cpio)
 have systemd-analyze || need+=(systemd)
+# The packages are held to Debian's and Fedora's checks (TestPackagesLint).
+have lintian || need+=(lintian)
+have rpmlint || need+=(rpmlint)
 # The system's roots: bench/roots.sh (in bench/run.sh) loads them.
 [ -e /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
 
@@ -60,6 +64,7 @@ fi
 gotool cosign github.com/sigstore/cosign/v2 "$COSIGN_VERSION" cmd/cosign
 gotool staticcheck honnef.co/go/tools "$STATICCHECK_VERSION" cmd/staticcheck
 gotool crane github.com/google/go-containerregistry "$CRANE_VERSION" cmd/crane
+gotool helm helm.sh/helm/v4 "$HELM_VERSION" cmd/helm
 kube_apiserver "$KUBE_APISERVER_VERSION"
 
 if [ -n "$apt_pid" ]; then

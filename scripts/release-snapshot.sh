@@ -38,7 +38,7 @@ fi
 
 inputs() {
   printf 'targets %s\n' "$targets"
-  git ls-files -co --exclude-standard -- go.mod go.sum .goreleaser.yaml '*.go' ':(exclude)*_test.go' deploy/systemd deploy/packaging deploy/hooks docs/man LICENSE README.md CHANGELOG.md |
+  git ls-files -co --exclude-standard -- go.mod go.sum .goreleaser.yaml '*.go' ':(exclude)*_test.go' deploy/systemd deploy/packaging deploy/hooks docs/man scripts/package-docs.sh LICENSE README.md CHANGELOG.md |
     LC_ALL=C sort | while IFS= read -r f; do [ -f "$f" ] && printf '%s\n' "$f"; done |
     xargs -d '\n' sha256sum
 }

@@ -111,6 +111,25 @@ func fileSHA256(t *testing.T, path string) string {
 	return hex.EncodeToString(h[:])
 }
 
+// gunzipSHA256 is the SHA-256 of a gzipped file's content.
+func gunzipSHA256(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, zr); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // extract returns the named file of a .tar.gz archive.
 func extract(t *testing.T, archive, name string) []byte {
 	t.Helper()
@@ -181,7 +200,7 @@ func versionOf(t *testing.T, bin string) buildVersion {
 
 type buildVersion struct {
 	Version, Commit, Date, GoVersion, Platform string
-	Release                                    bool
+	Release, Snapshot                          bool
 }
 
 func TestSnapshotRelease(t *testing.T) {
@@ -303,11 +322,12 @@ func TestSnapshotRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 		v := versionOf(t, bin)
-		if !v.Release || v.Version != s.Version || v.Commit != s.Commit || v.Date == "" || v.Platform != "linux/"+runtime.GOARCH {
-			t.Errorf("version --format json = %+v, want release %s of commit %s", v, s.Version, s.Commit)
+		// A snapshot is stamped like a release, and says it is none.
+		if v.Release || !v.Snapshot || v.Version != s.Version || v.Commit != s.Commit || v.Date == "" || v.Platform != "linux/"+runtime.GOARCH {
+			t.Errorf("version --format json = %+v, want snapshot %s of commit %s, not a release", v, s.Version, s.Commit)
 		}
 		out, _ := exec.Command(bin, "version").Output()
-		if !strings.HasPrefix(string(out), "lockstep "+s.Version+"\n") {
+		if !strings.HasPrefix(string(out), "lockstep "+s.Version+" (snapshot build, not a release)\n") {
 			t.Errorf("version = %q", out)
 		}
 	})
@@ -332,32 +352,98 @@ func TestSnapshotRelease(t *testing.T) {
 			"usr/share/doc/lockstep/examples/systemd/app-ingress.service":                 "../deploy/systemd/app-ingress.service",
 			"usr/share/doc/lockstep/examples/systemd/app-ingress.service.d/lockstep.conf": "../deploy/systemd/app-ingress.service.d/lockstep.conf",
 			"etc/lockstep/admit.env":                                                      "../deploy/packaging/admit.env",
-			"usr/share/man/man1/lockstep.1":                                               "../docs/man/lockstep.1",
-			"usr/share/man/man1/lockstep-admit.1":                                         "../docs/man/lockstep-admit.1",
+			"etc/lockstep/agent.env":                                                      "../deploy/packaging/agent.env",
+			"usr/share/doc/lockstep/copyright":                                            "../deploy/packaging/copyright",
+			"usr/share/lintian/overrides/lockstep":                                        "../deploy/packaging/lintian-overrides",
 		} {
 			if got, want := fileSHA256(t, filepath.Join(root, dst)), fileSHA256(t, src); got != want {
 				t.Errorf("the package's /%s differs from %s", dst, src)
 			}
 		}
-		if l, err := os.Readlink(filepath.Join(root, "usr/local/bin/lockstep")); err != nil || l != "/usr/bin/lockstep" {
-			t.Errorf("/usr/local/bin/lockstep (where the units run it) = %q, %v; want a link to /usr/bin/lockstep", l, err)
+		// The man pages and the changelog, gzipped (scripts/package-docs.sh).
+		for dst, src := range map[string]string{
+			"usr/share/man/man1/lockstep.1.gz":       "../docs/man/lockstep.1",
+			"usr/share/man/man1/lockstep-admit.1.gz": "../docs/man/lockstep-admit.1",
+			"usr/share/doc/lockstep/changelog.gz":    "../CHANGELOG.md",
+		} {
+			if got, want := gunzipSHA256(t, filepath.Join(root, dst)), fileSHA256(t, src); got != want {
+				t.Errorf("the package's /%s is not %s gzipped", dst, src)
+			}
 		}
-		if v := versionOf(t, filepath.Join(root, "usr/bin/lockstep")); v.Version != s.Version || !v.Release {
-			t.Errorf("the package's /usr/bin/lockstep is %+v, want release %s", v, s.Version)
+		// Nothing under /usr/local: the units find /usr/bin/lockstep by name.
+		if _, err := os.Lstat(filepath.Join(root, "usr/local")); !os.IsNotExist(err) {
+			t.Errorf("the package installs under /usr/local (%v)", err)
+		}
+		if v := versionOf(t, filepath.Join(root, "usr/bin/lockstep")); v.Version != s.Version || !v.Snapshot || v.Release {
+			t.Errorf("the package's /usr/bin/lockstep is %+v, want snapshot %s", v, s.Version)
 		}
 		ctrl := t.TempDir()
 		if out, err := exec.Command(requireTool(t, "dpkg-deb"), "-e", deb, ctrl).CombinedOutput(); err != nil {
 			t.Fatalf("dpkg-deb -e: %v\n%s", err, out)
 		}
 		conf, _ := os.ReadFile(filepath.Join(ctrl, "conffiles"))
-		if !strings.Contains(string(conf), "/etc/lockstep/admit.env") {
-			t.Errorf("conffiles = %q: an edited /etc/lockstep/admit.env would be overwritten on upgrade", conf)
+		for _, f := range []string{"/etc/lockstep/admit.env", "/etc/lockstep/agent.env"} {
+			if !strings.Contains(string(conf), f) {
+				t.Errorf("conffiles = %q: an edited %s would be overwritten on upgrade", conf, f)
+			}
 		}
 		control, _ := os.ReadFile(filepath.Join(ctrl, "control"))
 		if !strings.Contains(string(control), "Architecture: "+runtime.GOARCH+"\n") || !strings.Contains(string(control), "Package: lockstep\n") {
 			t.Errorf("control = %q", control)
 		}
 	})
+}
+
+// TestPackagesLint: the .deb passes lintian and the .rpm rpmlint without
+// an error (warnings are logged), as Debian and Fedora expect of a package.
+func TestPackagesLint(t *testing.T) {
+	s := loadSnapshot(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("lints the linux packages")
+	}
+	// rpmlint unpacks the .rpm with `rpm2cpio | cpio -id` in a temporary
+	// folder, and nfpm's payload names its files by absolute paths, which
+	// GNU cpio writes where they say: as root, over the machine's /usr/bin
+	// and /etc. A cpio first on its PATH keeps them in the folder.
+	guard := t.TempDir()
+	cpio := requireTool(t, "cpio")
+	rpmlintrc, err := filepath.Abs("../deploy/packaging/lockstep.rpmlintrc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(guard, "cpio"), []byte("#!/bin/sh\nexec "+cpio+" --no-absolute-filenames \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tool, pkg string
+		args      []string
+	}{
+		{"lintian", "lockstep_" + s.Version + "_" + runtime.GOARCH + ".deb", nil},
+		{"rpmlint", "lockstep_" + s.Version + "_" + runtime.GOARCH + ".rpm", []string{"-r", rpmlintrc}},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			bin := requireTool(t, tc.tool)
+			pkg, err := filepath.Abs(filepath.Join(dist, tc.pkg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(bin, append(tc.args, pkg)...)
+			cmd.Env = append(os.Environ(), "PATH="+guard+":"+os.Getenv("PATH"))
+			cmd.Dir = t.TempDir()
+			out, _ := cmd.CombinedOutput()
+			var errs []string
+			for _, line := range strings.Split(string(out), "\n") {
+				// lintian: "E: lockstep: tag ..."; rpmlint: "lockstep.x86_64: E: tag ...".
+				if strings.HasPrefix(line, "E: ") || strings.Contains(line, ": E: ") {
+					errs = append(errs, line)
+				}
+			}
+			if len(errs) > 0 {
+				t.Errorf("%s %s: %d errors:\n%s", tc.tool, tc.pkg, len(errs), strings.Join(errs, "\n"))
+			}
+			t.Logf("%s %s:\n%s", tc.tool, tc.pkg, out)
+		})
+	}
 }
 
 func hasComponent(cs []struct{ Name, Version string }, name string) bool {

@@ -38,7 +38,7 @@ summary() {
 }
 
 scripts/install-deps.sh
-step "install-deps (Debian packages, cosign, staticcheck, crane, kube-apiserver)"
+step "install-deps (Debian packages, cosign, staticcheck, crane, helm, kube-apiserver)"
 # The release path: the goreleaser snapshot into dist/ (scripts/release_test.go
 # checks it) and the ko image (scripts/image_test.go). The snapshot is of the
 # host's platform, rebuilt only when its inputs changed and kept per machine

@@ -220,18 +220,26 @@ func (a *Accepted) judge(image string, unmanaged Unmanaged) verdict {
 		return f(KindImageInvalid, "", "not a valid image reference: %v", err)
 	}
 	repo := ref.Context().Name()
+	// The repository as the pod spells it ("nginx"), with the name it
+	// normalises to ("index.docker.io/library/nginx") when that differs;
+	// the release's side as the manifest spells it.
+	asked := repositoryOf(image)
+	if asked != repo {
+		asked += " (" + repo + ")"
+	}
 	images := a.repos[repo]
 	if len(images) == 0 {
 		if unmanaged == AllowUnmanaged {
 			return verdict{}
 		}
-		return f(KindImageUnmanaged, "", "repository %s is not governed by release %s (unmanaged images are denied)", repo, a.ID())
+		return f(KindImageUnmanaged, "", "repository %s is not governed by release %s (unmanaged images are denied)", asked, a.ID())
 	}
+	pins := images[0].Repository
 	want := wantDigests(images)
 	pinned, ok := ref.(name.Digest)
 	if !ok {
 		return f(admission.KindImageNotPinned, want, "tag %q is not pinned by digest; release %s pins %s@%s",
-			ref.Identifier(), a.ID(), repo, want)
+			ref.Identifier(), a.ID(), pins, want)
 	}
 	if d, err := manifest.ParseDigest(pinned.DigestStr()); err == nil {
 		for _, im := range images {
@@ -245,12 +253,22 @@ func (a *Accepted) judge(image string, unmanaged Unmanaged) verdict {
 			if im.Tag == tag {
 				return f(admission.KindImageDigestMismatch, im.Digest.String(),
 					"tag %q moved: the pod asks for %s, release %s pins %s:%s at %s",
-					tag, pinned.DigestStr(), a.ID(), repo, tag, im.Digest)
+					tag, pinned.DigestStr(), a.ID(), im.Repository, tag, im.Digest)
 			}
 		}
 	}
 	return f(admission.KindImageDigestMismatch, want, "digest %s is not one of release %s's digests for %s (%s)",
-		pinned.DigestStr(), a.ID(), repo, want)
+		pinned.DigestStr(), a.ID(), asked, want)
+}
+
+// repositoryOf is the repository part of an image reference as written:
+// without its digest (@…) and its tag (the last ":…" after the last "/").
+func repositoryOf(image string) string {
+	image, _, _ = strings.Cut(image, "@")
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		image = image[:i]
+	}
+	return image
 }
 
 // wantDigests lists the index (or manifest) digests the manifest pins for

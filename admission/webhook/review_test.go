@@ -199,7 +199,7 @@ func TestDenialMessages(t *testing.T) {
 		}},
 		{"pod-ephemeral.json", []string{
 			`Pod ephemeralcontainers store/web-7d4b9c8f6-x2x9q`,
-			`ephemeral container "debugger-7xk2p" image "busybox:1.36": repository index.docker.io/library/busybox is not governed`,
+			`ephemeral container "debugger-7xk2p" image "busybox:1.36": repository busybox (index.docker.io/library/busybox) is not governed`,
 		}},
 		{"cronjob.json", []string{`CronJob store/nightly`, `container "migrate"`, `tag "v1.4.2" moved`}},
 		{"pod-image-volume.json", []string{`image volume "models" image "registry.lockstep.test/store/web:models": tag "models" is not pinned by digest`}},

@@ -25,6 +25,7 @@ var testSupport = []string{
 	"github.com/lockstep-dev/lockstep/internal/browsertest",
 	"github.com/go-rod/rod",
 	"github.com/lockstep-dev/lockstep/internal/golden",
+	"github.com/lockstep-dev/lockstep/internal/deploycheck",
 	"github.com/lockstep-dev/lockstep/internal/depcheck",
 	"github.com/lockstep-dev/lockstep/admission/running/runningtest",
 	"github.com/lockstep-dev/lockstep/admission/agent/agenttest",

@@ -24,7 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	kjson "sigs.k8s.io/json"
 
-	"github.com/lockstep-dev/lockstep/cmd/lockstep/app"
+	"github.com/lockstep-dev/lockstep/internal/deploycheck"
 )
 
 // objects are the decoded deployment files.
@@ -187,62 +187,12 @@ func TestWebhookConfiguration(t *testing.T) {
 			t.Errorf("a namespace labelled %v is governed: %v, want %v", ns.labels, got, ns.want)
 		}
 	}
-	if w.ObjectSelector != nil && (len(w.ObjectSelector.MatchLabels) > 0 || len(w.ObjectSelector.MatchExpressions) > 0) {
-		t.Errorf("objectSelector %+v: an object selector lets a pod opt itself out by a label", w.ObjectSelector)
-	}
-
 	// Rules: CREATE and UPDATE of pods, pods/ephemeralcontainers and the
-	// workload kinds, at the versions the webhook decodes.
-	want := map[string]bool{
-		"/v1/pods": true, "/v1/pods/ephemeralcontainers": true,
-		"apps/v1/deployments": true, "apps/v1/replicasets": true, "apps/v1/statefulsets": true, "apps/v1/daemonsets": true,
-		"batch/v1/jobs": true, "batch/v1/cronjobs": true,
-	}
-	got := map[string]bool{}
-	for _, r := range w.Rules {
-		ops := slices.Clone(r.Operations)
-		slices.Sort(ops)
-		if !slices.Equal(ops, []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}) {
-			t.Errorf("rule %+v: operations %q, want CREATE and UPDATE", r.Rule, r.Operations)
-		}
-		if r.Scope == nil || *r.Scope != admissionregistrationv1.NamespacedScope {
-			t.Errorf("rule %+v: scope %v, want Namespaced", r.Rule, r.Scope)
-		}
-		for _, g := range r.APIGroups {
-			for _, v := range r.APIVersions {
-				for _, res := range r.Resources {
-					got[g+"/"+v+"/"+res] = true
-				}
-			}
-		}
-	}
-	for k := range want {
-		if !got[k] {
-			t.Errorf("no rule for %s", k)
-		}
-	}
-	for k := range got {
-		if !want[k] {
-			t.Errorf("a rule for %s, which the webhook does not judge (it would deny it)", k)
-		}
-	}
-
-	// The client config reaches the Service, at the handler's path.
-	svc := one(t, "Services", o.services)
-	ref := w.ClientConfig.Service
-	if ref == nil || w.ClientConfig.URL != nil {
-		t.Fatalf("clientConfig %+v, want a service reference", w.ClientConfig)
-	}
-	if ref.Namespace != svc.Namespace || ref.Name != svc.Name || ref.Path == nil || *ref.Path != "/validate" {
-		t.Errorf("clientConfig.service %s/%s path %v, want %s/%s path /validate", ref.Namespace, ref.Name, ref.Path, svc.Namespace, svc.Name)
-	}
-	port := int32(443)
-	if ref.Port != nil {
-		port = *ref.Port
-	}
-	if !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == port }) {
-		t.Errorf("clientConfig.service port %d is not a port of the Service %v", port, svc.Spec.Ports)
-	}
+	// workload kinds, at the versions the webhook decodes; the client
+	// config reaches the Service, at the handler's path, with no object
+	// selector.
+	deploycheck.WebhookRules(t, *w)
+	deploycheck.ReachesService(t, *w, *one(t, "Services", o.services))
 }
 
 func TestDeployment(t *testing.T) {
@@ -351,51 +301,7 @@ func TestDeployment(t *testing.T) {
 // webhook's own flags, and that the TLS files are on a mounted Secret.
 func checkArgs(t *testing.T, c *corev1.Container, volumes []corev1.Volume, cms []corev1.ConfigMap) {
 	t.Helper()
-	cmd := app.New().Command("webhook")
-	if cmd == nil {
-		t.Fatal("lockstep has no webhook command")
-	}
-	flags := map[string]bool{}
-	env := map[string]bool{}
-	for _, f := range cmd.Flags {
-		for _, n := range f.Names() {
-			flags[n] = true
-		}
-		if ev, ok := f.(interface{ GetEnvVars() []string }); ok {
-			for _, e := range ev.GetEnvVars() {
-				env[e] = true
-			}
-		}
-	}
-	if len(c.Args) == 0 || c.Args[0] != "webhook" {
-		t.Fatalf("args %q, want the webhook command", c.Args)
-	}
-	values := map[string]string{}
-	for _, a := range c.Args[1:] {
-		name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		if !strings.HasPrefix(a, "--") || !flags[name] {
-			t.Errorf("argument %q is not a flag of lockstep webhook", a)
-		}
-		values[name] = value
-	}
-	for _, ef := range c.EnvFrom {
-		if ef.ConfigMapRef == nil {
-			continue
-		}
-		for _, cm := range cms {
-			if cm.Name != ef.ConfigMapRef.Name {
-				continue
-			}
-			for k, v := range cm.Data {
-				if strings.HasPrefix(k, "LOCKSTEP_") {
-					if !env[k] {
-						t.Errorf("ConfigMap %s sets %s, which no flag of lockstep webhook reads", cm.Name, k)
-					}
-					values[k] = v
-				}
-			}
-		}
-	}
+	values := deploycheck.WebhookFlags(t, c, cms)
 	mounted := func(path string) *corev1.Volume {
 		for _, m := range c.VolumeMounts {
 			if strings.HasPrefix(path, m.MountPath+"/") {

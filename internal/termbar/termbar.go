@@ -18,6 +18,35 @@ func IsTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// drawn holds, for each writer, the bar drawn on it now (*Bar), so that a
+// log line written there clears it first (Lines).
+var drawn sync.Map
+
+// Lines returns w for log lines. On a terminal, a line written while a bar
+// is drawn on w clears the bar first, so that a log line and a bar never
+// share a line; the bar is drawn again, under the line, at its next move.
+// Off a terminal it is w itself.
+func Lines(w io.Writer) io.Writer {
+	if !IsTerminal(w) {
+		return w
+	}
+	return lines{w}
+}
+
+type lines struct{ w io.Writer }
+
+func (l lines) Write(p []byte) (int, error) {
+	if v, ok := drawn.Load(l.w); ok {
+		b := v.(*Bar)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.bar != nil {
+			b.bar.Clear()
+		}
+	}
+	return l.w.Write(p)
+}
+
 // Bar is a progress bar; a nil *Bar is silent, so callers need no checks.
 type Bar struct {
 	mu    sync.Mutex
@@ -64,6 +93,7 @@ func (b *Bar) Set(done, total int64) {
 			opts = append(opts, progressbar.OptionShowBytes(true))
 		}
 		b.bar = progressbar.NewOptions64(total, opts...)
+		drawn.Store(b.w, b)
 	}
 	if total != b.bar.GetMax64() {
 		b.bar.ChangeMax64(total)
@@ -81,5 +111,6 @@ func (b *Bar) Finish() {
 	if b.bar != nil {
 		b.bar.Finish()
 		b.bar.Exit()
+		drawn.CompareAndDelete(b.w, b)
 	}
 }

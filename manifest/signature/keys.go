@@ -117,7 +117,12 @@ func signerFromPEM(raw []byte, pass PassFunc) (sigsig.SignerVerifier, error) {
 			return nil, fmt.Errorf("reading the key's password: %w", err)
 		}
 		// Pure Ed25519 (no load options), as cosign verify-blob checks it.
-		return cosign.LoadPrivateKey(raw, pw, &[]sigsig.LoadOption{})
+		sv, err := cosign.LoadPrivateKey(raw, pw, &[]sigsig.LoadOption{})
+		if err != nil && strings.Contains(err.Error(), "decrypt") {
+			// The password is the only thing a user can get wrong here.
+			return nil, fmt.Errorf("the key does not decrypt with the password given: is COSIGN_PASSWORD the key's password? (%w)", err)
+		}
+		return sv, err
 	case "PRIVATE KEY", "EC PRIVATE KEY", "RSA PRIVATE KEY":
 		pk, err := cryptoutils.UnmarshalPEMToPrivateKey(raw, cryptoutils.SkipPassword)
 		if err != nil {

@@ -213,6 +213,9 @@ func Status(ctx context.Context, st manifest.Store, release, channel string) (*S
 // against each other.
 func read(ctx context.Context, st manifest.Store, release, channel string) (*manifest.Pointer, *manifest.Signed, error) {
 	p, err := st.Channel(ctx, release, channel)
+	if errors.Is(err, manifest.ErrNotFound) {
+		return nil, nil, notFound(ctx, st, storeName(st, ""), release, channel)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -259,6 +262,11 @@ func (c ChannelSource) Fetch(ctx context.Context) (*manifest.Signed, error) {
 		channel = DefaultChannel
 	}
 	_, s, err := read(ctx, c.Store, c.Release, channel)
+	var nf *NotFoundError
+	if errors.As(err, &nf) {
+		nf.Store = c.name()
+		return nil, nf
+	}
 	if err != nil {
 		var ce *manifest.CorruptError
 		var ve *manifest.ValidationError
@@ -270,11 +278,14 @@ func (c ChannelSource) Fetch(ctx context.Context) (*manifest.Signed, error) {
 	return s, nil
 }
 
-func (c ChannelSource) name() string {
-	if c.Name != "" {
-		return c.Name
+func (c ChannelSource) name() string { return storeName(c.Store, c.Name) }
+
+// storeName is name, or what st says it is, for errors and locations.
+func storeName(st manifest.Store, name string) string {
+	if name != "" {
+		return name
 	}
-	if s, ok := c.Store.(fmt.Stringer); ok {
+	if s, ok := st.(fmt.Stringer); ok {
 		return s.String()
 	}
 	return "the store"

@@ -13,6 +13,11 @@
 LOCKSTEP_CACHE=${LOCKSTEP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lockstep}
 export LOCKSTEP_CACHE
 
+# Helm, in both scripts: the tests lint, render and install
+# deploy/helm/lockstep with it (install-deps.sh), and the release packages
+# and pushes the chart with the same version (install-release-tools.sh).
+HELM_VERSION=v4.3.2
+
 # built_from BIN MODULE VERSION: BIN was built from MODULE@VERSION.
 built_from() {
   go version -m "$1" 2>/dev/null | grep -qE "^[[:space:]]+mod[[:space:]]+$2[[:space:]]+$3([[:space:]]|$)"

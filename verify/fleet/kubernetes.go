@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verdict"
@@ -46,6 +48,14 @@ func (o DiscoverOptions) pods(ctx context.Context, spec, arg string) ([]Target, 
 	namespace, selector, _ := strings.Cut(arg, "/")
 	if namespace == "" {
 		return nil, &SpecError{Spec: spec, Reason: "want k8s:NAMESPACE[/SELECTOR]"}
+	}
+	// Checked as the API server checks them, before any request: a
+	// malformed one is the user's to fix (exit 2), not an API failure.
+	if errs := validation.IsDNS1123Label(namespace); len(errs) > 0 {
+		return nil, &SpecError{Spec: spec, Reason: fmt.Sprintf("namespace %q: %s", namespace, strings.Join(errs, "; "))}
+	}
+	if _, err := labels.Parse(selector); err != nil {
+		return nil, &SpecError{Spec: spec, Reason: fmt.Sprintf("label selector %q: %v", selector, err), Err: err}
 	}
 	if o.Kubernetes == nil {
 		return nil, &SpecError{Spec: spec, Reason: "no Kubernetes client"}

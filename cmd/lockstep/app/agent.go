@@ -51,7 +51,7 @@ func agentCommand() *cli.Command {
 		Flags:  append(flags, consumerFlags()...),
 		Action: runAgent,
 		// An unknown or malformed flag is a usage error (exit 2).
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(err) },
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return flagUsage(err, "lockstep agent") },
 	}
 }
 
@@ -170,7 +170,9 @@ func agentIdentity(c *cli.Context) (agent.Identity, error) {
 		if mode == "imds" {
 			return id, unverified(fmt.Errorf("--identity imds: %w", errors.Join(errs...)))
 		}
-		logger(c).Info("no instance metadata; the hostname identifies this instance", "hostname", id.Hostname)
+		if c.String("instance-name") == "" {
+			logger(c).Info("no instance metadata; the hostname identifies this instance", "hostname", id.Hostname)
+		}
 	}
 	for _, err := range errs {
 		logger(c).Debug("finding the instance identity", "err", err)

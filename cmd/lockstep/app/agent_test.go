@@ -1,6 +1,7 @@
 package app
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,5 +30,32 @@ func TestAgentCLIRefusesBadListen(t *testing.T) {
 		if code != ExitInvalid || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 saying %q", tt.name, code, errOut, tt.want)
 		}
+	}
+}
+
+// TestAgentNamedSaysNoHostnameFallback: with --instance-name the instance
+// is named by the flag, and the agent does not log that the hostname
+// identifies it when there is no instance metadata (it says so without
+// the flag).
+func TestAgentNamedSaysNoHostnameFallback(t *testing.T) {
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	m, _ := fleetFixture(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	// The agent stops at its listen address, which is taken: after it
+	// has found its identity.
+	args := []string{"agent", "--identity", "auto", "--manifest", m, "--release", "store-web", "--insecure-allow-unsigned",
+		"--running", "digest:sha256:" + strings.Repeat("3", 64), "--listen", busy.Addr().String()}
+	const fallback = "the hostname identifies this instance"
+	code, _, errOut := runFleetCLI(t, args...)
+	if code != ExitUnverified || !strings.Contains(errOut, fallback) {
+		t.Fatalf("agent without --instance-name, no IMDS: exit %d, stderr %q; want 3 saying %q", code, errOut, fallback)
+	}
+	code, _, errOut = runFleetCLI(t, append(args, "--instance-name", "web-1")...)
+	if code != ExitUnverified || strings.Contains(errOut, fallback) {
+		t.Errorf("agent --instance-name web-1, no IMDS: exit %d, stderr %q; want 3, and no word of the hostname", code, errOut)
 	}
 }

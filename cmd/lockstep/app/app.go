@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/lockstep-dev/lockstep/internal/termbar"
 )
 
 // New returns the lockstep application.
@@ -32,7 +34,7 @@ func New() *cli.App {
 			return err
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usage(err)
+			return flagUsage(err, "lockstep")
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 		Action: func(c *cli.Context) error {
@@ -104,7 +106,7 @@ func logger(c *cli.Context) *slog.Logger {
 		return l
 	}
 	lvl, _ := parseLevel(c.String("log-level"))
-	l := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: lvl}))
+	l := slog.New(slog.NewTextHandler(termbar.Lines(c.App.ErrWriter), &slog.HandlerOptions{Level: lvl}))
 	if c.App.Metadata == nil {
 		c.App.Metadata = map[string]any{}
 	}

@@ -93,6 +93,16 @@ func TestMistypedCommand(t *testing.T) {
 		{[]string{"admitt"}, `did you mean "lockstep admit"`},
 		{[]string{"manifest", "verfy"}, `did you mean "lockstep manifest verify"`},
 		{[]string{"xyzzy"}, `unknown command "xyzzy"; see 'lockstep --help'`},
+		// A subcommand given at the top: the command it belongs to.
+		{[]string{"verify", "m.json"}, `unknown command "verify": did you mean "lockstep manifest verify"?`},
+		{[]string{"check"}, `did you mean "lockstep cdn check" or "lockstep fleet check"?`},
+		// An unknown flag, as the user wrote it, wherever it is given.
+		{[]string{"admit", "--bogus"}, `unknown flag --bogus; see 'lockstep admit --help'`},
+		{[]string{"manifest", "verify", "--bogus", "m.json"}, `unknown flag --bogus; see 'lockstep manifest verify --help'`},
+		{[]string{"fleet", "check", "-q"}, `unknown flag -q; see 'lockstep fleet check --help'`},
+		{[]string{"pin", "--bogus"}, `unknown flag --bogus; see 'lockstep pin --help'`},
+		{[]string{"agent", "--bogus"}, `unknown flag --bogus; see 'lockstep agent --help'`},
+		{[]string{"--bogus"}, `unknown flag --bogus; see 'lockstep --help'`},
 	} {
 		code, _, errs := run(t, tc.args...)
 		if code != ExitInvalid || !strings.Contains(errs, tc.want) {

@@ -7,17 +7,19 @@ import (
 )
 
 // jsonError is what a command given --format json prints on stdout when
-// it exits 2 (usage or invalid input) or 3 (could not verify) before
-// printing a report: a pipeline that parses stdout always gets JSON.
-// The message is also said on stderr.
+// it exits 1 (refused: a stale generation, a moved tag), 2 (usage or
+// invalid input) or 3 (could not verify) before printing a report: a
+// pipeline that parses stdout always gets one JSON document. The message
+// is also said on stderr.
 type jsonError struct {
 	Error jsonErrorBody `json:"error"`
 }
 
 type jsonErrorBody struct {
-	// ExitCode is the exit code: 2 or 3.
+	// ExitCode is the exit code: 1, 2 or 3.
 	ExitCode int `json:"exitCode"`
-	// Kind is "usage" (exit 2) or "unverified" (exit 3).
+	// Kind is "refused" (exit 1), "usage" (exit 2) or "unverified"
+	// (exit 3).
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 }
@@ -53,10 +55,10 @@ func wantsJSON(flags []string) bool {
 }
 
 // writeJSONError writes err's JSON error object on w when its exit code
-// is 2 or 3; it returns err.
+// is 1, 2 or 3; it returns err.
 func writeJSONError(w io.Writer, err error) error {
 	code := ExitCode(err)
-	kind := map[int]string{ExitInvalid: "usage", ExitUnverified: "unverified"}[code]
+	kind := map[int]string{ExitMismatch: "refused", ExitInvalid: "usage", ExitUnverified: "unverified"}[code]
 	if kind == "" {
 		return err
 	}

@@ -82,7 +82,7 @@ func fleetCheckCommand() *cli.Command {
 		Flags:  flags,
 		Action: fleetCheck,
 		// An unknown or malformed flag is a usage error (exit 2).
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(err) },
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return flagUsage(err, "lockstep fleet check") },
 	}
 }
 

@@ -92,3 +92,31 @@ users:
 	}
 	return kubeconfig
 }
+
+// TestFleetCheckMalformedSelector: a label selector or namespace the API
+// server would refuse is a usage error (exit 2) that names it, and no
+// request is sent.
+func TestFleetCheckMalformedSelector(t *testing.T) {
+	kf := kubefake.New(t)
+	kubeconfig := writeKubeconfig(t, kf)
+	m, _ := fleetFixture(t)
+	for _, tc := range []struct{ spec, want string }{
+		{"k8s:store/app in (web", `label selector "app in (web"`},
+		{"k8s:store/app=web=x", `label selector "app=web=x"`},
+		{"k8s:store/app=web,,tier", `label selector "app=web,,tier"`},
+		{"k8s:store/app=we b", `label selector "app=we b"`},
+		{"k8s:Store/app=web", `namespace "Store"`},
+		{"k8s:store_web", `namespace "store_web"`},
+		{"k8s:" + strings.Repeat("n", 64), "namespace"},
+	} {
+		before := len(kf.Requests())
+		code, out, errOut := runFleetCLI(t, "fleet", "check", "--insecure-allow-unsigned", "--manifest", m, "--release", "store-web",
+			"--kubeconfig", kubeconfig, "--targets", tc.spec)
+		if code != ExitInvalid || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 naming %s\n%s", tc.spec, code, errOut, tc.want, out)
+		}
+		if n := len(kf.Requests()) - before; n != 0 {
+			t.Errorf("%q: %d requests reached the API server; want none", tc.spec, n)
+		}
+	}
+}

@@ -63,6 +63,14 @@ func TestKeygen(t *testing.T) {
 	if _, stderr, code := lockstepRun(t, "", "sign", "--key", prefix+".key", m); code != ExitInvalid || !strings.Contains(stderr, "COSIGN_PASSWORD is not set") {
 		t.Errorf("sign with COSIGN_PASSWORD unset: exit %d, want 2 naming it\n%s", code, stderr)
 	}
+	os.Remove(m + ".sig")
+	t.Setenv("COSIGN_PASSWORD", "not-"+sigtest.CosignPassword)
+	if _, stderr, code := lockstepRun(t, "", "sign", "--key", prefix+".key", m); code != ExitInvalid || !strings.Contains(stderr, "is COSIGN_PASSWORD the key's password?") {
+		t.Errorf("sign with a wrong COSIGN_PASSWORD: exit %d, want 2 naming it\n%s", code, stderr)
+	}
+	if _, err := os.Stat(m + ".sig"); !os.IsNotExist(err) {
+		t.Errorf("a sign with a wrong password wrote %s.sig (%v)", m, err)
+	}
 }
 
 // TestKeygenCosignInterop shows both ways with the real cosign CLI:

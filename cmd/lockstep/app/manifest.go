@@ -63,6 +63,7 @@ func manifestSubcommands() []*cli.Command {
 					0: "printed",
 					2: "FILE is not a valid manifest, or unreadable",
 				}),
+			Flags:  []cli.Flag{formatFlag("text", "json")},
 			Action: manifestDigest,
 		},
 		{
@@ -188,6 +189,10 @@ func manifestValidate(c *cli.Context) error {
 }
 
 func manifestDigest(c *cli.Context) error {
+	f, err := format(c, "text", "json")
+	if err != nil {
+		return err
+	}
 	a, err := positional(c, "FILE")
 	if err != nil {
 		return err
@@ -200,8 +205,7 @@ func manifestDigest(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(c.App.Writer, d)
-	return err
+	return manifest.DigestReport{Digest: d, Release: m.Release.Name, Generation: m.Release.Generation}.Write(c.App.Writer, f)
 }
 
 func manifestShow(c *cli.Context) error {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -27,14 +26,19 @@ func manifestGetCommand() *cli.Command {
 			exits{
 				0: "written",
 				1: "the signature does not verify",
-				2: "bad input or no such channel",
-				3: "the store could not be read",
+				2: "bad input",
+				3: "no such release or channel (the message lists what the store holds), or the store could not be read",
 			}),
 		Flags: append([]cli.Flag{
 			storeURLFlag(), storeReleaseFlag(), storeChannelFlag(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the manifest to `FILE` (with FILE.sig and FILE.sigstore.json) instead of stdout"},
+			formatFlag("text", "json"),
 		}, trustFlags()...),
 		Action: func(c *cli.Context) error {
+			f, err := format(c, "text", "json")
+			if err != nil {
+				return err
+			}
 			if c.NArg() != 0 {
 				return usage(fmt.Errorf("manifest get takes no arguments, got %q", c.Args().First()))
 			}
@@ -47,9 +51,6 @@ func manifestGetCommand() *cli.Command {
 				return err
 			}
 			s, err := store.Current(c.Context, st, c.String("release"), c.String("channel"), v)
-			if errors.Is(err, manifest.ErrNotFound) {
-				return usage(err)
-			}
 			if err != nil {
 				return err
 			}
@@ -57,15 +58,13 @@ func manifestGetCommand() *cli.Command {
 				logger(c).Warn("the manifest's signature was not required (--insecure-allow-unsigned)", "release", s.Manifest.ID())
 			}
 			out := c.String("output")
-			if out == "" {
-				_, err := c.App.Writer.Write(s.Raw)
-				return err
+			var side manifest.SidecarPaths
+			if out != "" {
+				if side, err = manifest.WriteFile(out, s, manifest.SidecarPaths{}); err != nil {
+					return err
+				}
 			}
-			if _, err := manifest.WriteFile(out, s, manifest.SidecarPaths{}); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintln(c.App.Writer, s.Digest)
-			return err
+			return store.NewGot(s, c.String("channel"), out, side).Write(c.App.Writer, f)
 		},
 	}
 }

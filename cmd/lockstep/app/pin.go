@@ -59,7 +59,7 @@ index, --image-signature-policy says which manifests must be signed
 			&cli.StringFlag{Name: "cache", Value: defaultPinCache(), EnvVars: []string{"LOCKSTEP_CACHE"},
 				Usage: "`DIR` of image configs and platform manifests kept by digest (verified on read); empty for none"},
 		}, append(imageSignatureFlags(), identityFlags()...)...),
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usage(err) },
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return flagUsage(err, "lockstep pin") },
 		Action:       runPin,
 	}
 }

@@ -77,6 +77,7 @@ func recordFlags() []cli.Flag {
 		&cli.StringFlag{Name: "origin", Usage: "the CDN's origin base `URL`"},
 		&cli.DurationFlag{Name: "expires-in", Usage: "set the manifest's expiry this `DURATION` after its creation (e.g. 720h)"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the manifest to `FILE` (atomically) instead of stdout"},
+		&cli.StringFlag{Name: "format", Value: "text", Usage: "output format: text (the manifest's digest once written to --output, else the manifest) or json (the release, the generation taken, the digest and the files written; the manifest too without --output)"},
 		&cli.StringFlag{Name: "source-repository", Usage: "the repository the release was built from (default: from GITHUB_SERVER_URL and GITHUB_REPOSITORY)"},
 		&cli.StringFlag{Name: "source-commit", Usage: "the commit (default: GITHUB_SHA)"},
 		&cli.StringFlag{Name: "source-ref", Usage: "the ref (default: GITHUB_REF)"},
@@ -99,6 +100,9 @@ func recordFlags() []cli.Flag {
 }
 
 func recordAction(c *cli.Context) error {
+	if _, err := format(c, "text", "json"); err != nil {
+		return err
+	}
 	out, err := recordOutput(c) // a key that does not load fails before any work
 	if err != nil {
 		return err
@@ -303,6 +307,9 @@ func recordPrevious(c *cli.Context, release string) (*manifest.Manifest, error) 
 
 // parseGeneration reads --generation: a positive integer.
 func parseGeneration(s string) (int64, error) {
+	if s == "" {
+		return 0, usage(errors.New(`--generation is required: the release generation N (at least 1, higher than any before it), or "auto" for the next one on --store's channel`))
+	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 1 {
 		return 0, usage(fmt.Errorf("--generation %q: want an integer of at least 1", s))
@@ -334,6 +341,9 @@ func renderRecorded(c *cli.Context, res *record.Result) error {
 	if m := res.Manifest; res.Path != "" {
 		logger(c).Info("wrote the manifest", "release", m.ID(), "file", res.Path, "digest", res.Digest.String(),
 			"images", len(m.Images), "assets", len(m.Assets.Files), "signature", res.Signature)
+	}
+	if c.String("format") == "json" {
+		return res.WriteJSON(c.App.Writer)
 	}
 	return res.Write(c.App.Writer, termbar.IsTerminal(c.App.Writer))
 }

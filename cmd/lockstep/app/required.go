@@ -28,7 +28,7 @@ func requireFlags(cmds []*cli.Command, path string) {
 				// urfave/cli reports a command's flag errors through the
 				// command's OnUsageError, not the app's: an unknown or
 				// malformed flag is a usage error (exit 2) everywhere.
-				cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usage(err) }
+				cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return flagUsage(err, full) }
 			}
 			var names []string
 			for _, f := range cmd.Flags {

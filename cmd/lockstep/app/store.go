@@ -99,7 +99,11 @@ func allowUnsigned(c *cli.Context, err error) error {
 		logger(c).Warn("publishing an unsigned manifest (--allow-unsigned): consumers that require signatures refuse it", "release", ue.Release)
 		return nil
 	}
-	return usage(fmt.Errorf("%w (sign it, or pass --allow-unsigned)", err))
+	how := "sign it (lockstep sign --key KEY FILE, or record --sign-key KEY)"
+	if c.Command.Name == "rollback" {
+		how = "pass --sign-key KEY to sign the new manifest"
+	}
+	return usage(fmt.Errorf("%w: %s, or pass --allow-unsigned", err, how))
 }
 
 // storeReadManifest reads a manifest file with its signature (FILE.sig)
@@ -127,7 +131,7 @@ func statusCommand() *cli.Command {
 			exits{
 				0: "shown",
 				2: "a bad flag",
-				3: "no such channel, a corrupt store, or a store that could not be read",
+				3: "no such release or channel (the message lists what the store holds), a corrupt store, or a store that could not be read",
 			}),
 		Flags: []cli.Flag{storeURLFlag(), storeReleaseFlag(), storeChannelFlag(), formatFlag("text", "json")},
 		Action: func(c *cli.Context) error {

@@ -14,11 +14,14 @@ import (
 // and .ko.yaml): Version the release's version (1.2.3 for the tag
 // v1.2.3), Commit the full commit hash, Date the build time (RFC 3339, the commit's
 // time, so that builds reproduce). A build that is not stamped is a
-// development build and says so.
+// development build and says so. Snapshot is "true" in a snapshot build
+// of the release pipeline (goreleaser --snapshot, as the test command
+// makes): stamped, but not a release, and it says so.
 var (
-	Version = "dev"
-	Commit  = ""
-	Date    = ""
+	Version  = "dev"
+	Commit   = ""
+	Date     = ""
+	Snapshot = ""
 )
 
 // buildInfo is what `lockstep version` reports.
@@ -28,8 +31,11 @@ type buildInfo struct {
 	Date      string `json:"date"`
 	GoVersion string `json:"goVersion"`
 	Platform  string `json:"platform"`
-	// Release is true only for a build stamped by the release pipeline.
+	// Release is true only for a build stamped by the release pipeline
+	// from a release tag: not for a snapshot.
 	Release bool `json:"release"`
+	// Snapshot is true for a snapshot build of the release pipeline.
+	Snapshot bool `json:"snapshot,omitempty"`
 	// Modified is true when the build's checkout had uncommitted changes
 	// (as far as the Go toolchain recorded it).
 	Modified bool `json:"modified,omitempty"`
@@ -44,9 +50,11 @@ func currentBuild() buildInfo {
 		Version: Version, Commit: Commit, Date: Date,
 		GoVersion: runtime.Version(),
 		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
-		Release:   Commit != "" && Version != "dev",
+		Snapshot:  Snapshot == "true",
 	}
-	if b.Release {
+	stamped := Commit != "" && Version != "dev"
+	b.Release = stamped && !b.Snapshot
+	if stamped {
 		return b
 	}
 	info, ok := debug.ReadBuildInfo()
@@ -112,7 +120,10 @@ func (b buildInfo) text() string {
 		return s
 	}
 	version := b.Version
-	if !b.Release {
+	switch {
+	case b.Snapshot:
+		version += " (snapshot build, not a release)"
+	case !b.Release:
 		version += " (development build, not a release)"
 	}
 	commit := unknown(b.Commit)

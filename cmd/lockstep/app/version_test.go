@@ -58,3 +58,21 @@ func TestVersionBadFormat(t *testing.T) {
 		t.Errorf("version --format yaml: exit %d (%s), want 2", code, errs)
 	}
 }
+
+// TestVersionSnapshot: a snapshot build of the release pipeline is stamped
+// like a release and says it is none, in text and in JSON.
+func TestVersionSnapshot(t *testing.T) {
+	defer func(v, c, d, s string) { Version, Commit, Date, Snapshot = v, c, d, s }(Version, Commit, Date, Snapshot)
+	Version, Commit, Date, Snapshot = "1.2.4-snapshot.0123456", "0123456789abcdef0123456789abcdef01234567", "2026-12-01T20:00:00Z", "true"
+	if code, out, _ := run(t, "version"); code != 0 || !strings.HasPrefix(out, "lockstep 1.2.4-snapshot.0123456 (snapshot build, not a release)\n") {
+		t.Errorf("snapshot version = %d %q", code, out)
+	}
+	_, out, _ := run(t, "version", "--format=json")
+	var b buildInfo
+	if err := json.Unmarshal([]byte(out), &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Release || !b.Snapshot || b.Commit != Commit {
+		t.Errorf("snapshot version --format json = %+v, want a snapshot, not a release", b)
+	}
+}

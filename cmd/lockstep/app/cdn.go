@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -259,36 +258,9 @@ func cdnPrune(c *cli.Context) error {
 	r, err := prune.Run(c.Context, st, c.String("release"), origin, o)
 	err = flagged(err, pruneFlags)
 	if r != nil {
-		var werr error
-		if f == "json" {
-			werr = storeJSON(c.App.Writer, r)
-		} else {
-			werr = cdnPruneText(c.App.Writer, r)
-		}
-		if err == nil {
+		if werr := r.Write(c.App.Writer, f); err == nil {
 			err = werr
 		}
 	}
 	return err
-}
-
-func cdnPruneText(w io.Writer, r *prune.Report) error {
-	verb := "deleted"
-	if r.DryRun {
-		verb = "would delete"
-	}
-	for _, e := range r.Missing {
-		fmt.Fprintf(w, "missing %s of kept generation(s) %v\n", e.Key, e.Generations)
-	}
-	for _, e := range r.Deleted {
-		fmt.Fprintf(w, "%s %s (%d bytes) of generation(s) %v\n", verb, e.Key, e.Size, e.Generations)
-	}
-	for _, e := range r.Kept {
-		fmt.Fprintf(w, "kept %s: %s\n", e.Key, e.Reason)
-	}
-	if r.DryRun && len(r.Deleted) > 0 {
-		_, err := fmt.Fprintln(w, "dry run: pass --yes to delete")
-		return err
-	}
-	return nil
 }

@@ -166,18 +166,12 @@ func manifestVerifyCommand() *cli.Command {
 			if s == nil || (err != nil && !verdict.IsMismatch(err)) {
 				return err
 			}
-			res := verifyResult{Manifest: path, Release: s.Manifest.ID(), Digest: s.Digest.String(), Verified: err == nil, Signer: o.Want()}
+			res := signature.VerifyReport{Manifest: path, Release: s.Manifest.ID(), Digest: s.Digest.String(), Verified: err == nil, Signer: o.Want()}
 			if err != nil {
 				res.Error = err.Error()
 			}
-			if f == "json" {
-				if werr := json.NewEncoder(c.App.Writer).Encode(res); werr != nil {
-					return werr
-				}
-			} else if err == nil {
-				fmt.Fprintf(c.App.Writer, "verified %s (%s %s), signed by %s\n", path, res.Release, res.Digest, res.Signer)
-			} else {
-				fmt.Fprintf(c.App.Writer, "NOT verified %s (%s %s): %v\n", path, res.Release, res.Digest, err)
+			if werr := res.Write(c.App.Writer, f); werr != nil {
+				return werr
 			}
 			if err != nil {
 				return refused(nil)
@@ -185,16 +179,4 @@ func manifestVerifyCommand() *cli.Command {
 			return nil
 		},
 	}
-}
-
-// verifyResult is the JSON shape of `manifest verify --format json`.
-type verifyResult struct {
-	Manifest string `json:"manifest"`
-	Release  string `json:"release"`
-	Digest   string `json:"digest"`
-	Verified bool   `json:"verified"`
-	// Signer is who had to sign: "key SHA256:<hex>" or "identity … from
-	// issuer …".
-	Signer string `json:"signer"`
-	Error  string `json:"error,omitempty"`
 }

@@ -62,7 +62,7 @@ func TestSignAndVerifyCommands(t *testing.T) {
 		t.Errorf("manifest verify = %d, %q, %q; want 0, verified", code, out, errs)
 	}
 	code, out, _ = run(t, "manifest", "verify", "--key", pub, "--format", "json", m)
-	var res verifyResult
+	var res signature.VerifyReport
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || !res.Verified || res.Release != "store-web@7" || !strings.HasPrefix(res.Signer, "key SHA256:") {
 		t.Errorf("manifest verify --format json = %d, %s (%v)", code, out, err)
 	}

@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"os/user"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -147,45 +145,9 @@ func statusCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if f == "json" {
-				return storeJSON(c.App.Writer, r)
-			}
-			return storeStatusText(c.App.Writer, r)
+			return r.Write(c.App.Writer, f)
 		},
 	}
-}
-
-func storeStatusText(w io.Writer, r *store.StatusReport) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "release\t%s\n", r.Release)
-	fmt.Fprintf(tw, "channel\t%s\n", r.Channel)
-	fmt.Fprintf(tw, "generation\t%d\n", r.Generation)
-	fmt.Fprintf(tw, "digest\t%s\n", r.Digest)
-	fmt.Fprintf(tw, "moved\t%s by %s\n", r.MovedAt.Format(time.RFC3339), storeOr(r.MovedBy, "unknown"))
-	fmt.Fprintf(tw, "created\t%s\n", r.CreatedAt.Format(time.RFC3339))
-	if r.ExpiresAt != nil {
-		fmt.Fprintf(tw, "expires\t%s\n", r.ExpiresAt.Format(time.RFC3339))
-	}
-	signed := "no"
-	if r.Signed {
-		signed = "yes"
-	}
-	fmt.Fprintf(tw, "signed\t%s\n", signed)
-	if r.Source != nil && r.Source.Commit != "" {
-		fmt.Fprintf(tw, "commit\t%s %s\n", r.Source.Repository, r.Source.Commit)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(r.History) == 0 {
-		return nil
-	}
-	fmt.Fprintln(w, "history:")
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, h := range r.History {
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", h.Generation, h.Digest, h.MovedAt.Format(time.RFC3339), storeOr(h.MovedBy, "unknown"))
-	}
-	return tw.Flush()
 }
 
 func rollbackCommand() *cli.Command {
@@ -311,12 +273,8 @@ func gcCommand() *cli.Command {
 			r, err := store.GC(c.Context, st, c.String("release"), o)
 			err = flagged(err, gcFlags)
 			if r != nil {
-				if f == "json" {
-					if jerr := storeJSON(c.App.Writer, r); jerr != nil && err == nil {
-						err = jerr
-					}
-				} else if terr := storeGCText(c.App.Writer, r); terr != nil && err == nil {
-					err = terr
+				if werr := r.Write(c.App.Writer, f); err == nil {
+					err = werr
 				}
 			}
 			return err
@@ -349,33 +307,8 @@ func inUseFlag(del string) *cli.StringSliceFlag {
 // gcFlags are the flags of gc's options.
 var gcFlags = map[string]string{"Keep": "--keep", "InUse": "--in-use", "Running": "--in-use"}
 
-func storeGCText(w io.Writer, r *store.GCReport) error {
-	verb := "deleted"
-	if r.DryRun {
-		verb = "would delete"
-	}
-	for _, e := range r.Deleted {
-		fmt.Fprintf(w, "%s %s generation %d\n", verb, e.Digest, e.Generation)
-	}
-	for _, e := range r.Kept {
-		fmt.Fprintf(w, "kept %s generation %d: %s\n", e.Digest, e.Generation, e.Reason)
-	}
-	if r.DryRun && len(r.Deleted) > 0 {
-		_, err := fmt.Fprintln(w, "dry run: pass --yes to delete")
-		return err
-	}
-	return nil
-}
-
 func storeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-func storeOr(s, alt string) string {
-	if strings.TrimSpace(s) == "" {
-		return alt
-	}
-	return s
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"time"
@@ -77,7 +76,7 @@ func cdnCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	m, location, err := checkedManifest(c.Context, src)
+	m, location, err := manifest.FetchAssetList(c.Context, src)
 	if err != nil {
 		return inputError("--manifest", err)
 	}
@@ -97,40 +96,6 @@ func cdnCheck(c *cli.Context) error {
 		}
 	}
 	return rep.Err()
-}
-
-// checkedManifest returns the manifest cdn check reads and where it came
-// from. A local file (bound to --release or not) is parsed and validated
-// alone, strictly as ever (manifest.ReadFile): the check reads its asset
-// list, never its digest (a second, canonical encoding of the whole
-// document, about 5% of the CPU of a check of 10,000 assets) nor the
-// signature files beside it. Any other source is fetched whole.
-func checkedManifest(ctx context.Context, src manifest.Source) (*manifest.Manifest, string, error) {
-	inner, release := src, ""
-	if b, ok := src.(manifest.Bound); ok {
-		inner, release = b.Source, b.Release
-	}
-	file, ok := inner.(manifest.FileSource)
-	if !ok {
-		s, err := src.Fetch(ctx)
-		if err != nil {
-			return nil, "", err
-		}
-		return s.Manifest, s.Location, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, "", err
-	}
-	m, _, err := manifest.ReadFile(file.Path)
-	if err != nil {
-		return nil, "", err
-	}
-	if release != "" {
-		if err := manifest.CheckRelease(&manifest.Signed{Manifest: m, Location: file.Path}, release); err != nil {
-			return nil, "", err
-		}
-	}
-	return m, file.Path, nil
 }
 
 // cdnOptionsFromFlags checks cdn check's flags and turns them into

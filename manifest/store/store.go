@@ -278,6 +278,18 @@ func (c ChannelSource) Fetch(ctx context.Context) (*manifest.Signed, error) {
 	return s, nil
 }
 
+// Previous is the manifest the channel names, as a new release's previous
+// one (record --previous store, whose moved tags it refuses): nil, and no
+// error, when the release or channel does not exist yet, since a first
+// release has none. Other errors are Fetch's.
+func (c ChannelSource) Previous(ctx context.Context) (*manifest.Signed, error) {
+	s, err := c.Fetch(ctx)
+	if errors.Is(err, manifest.ErrNotFound) {
+		return nil, nil
+	}
+	return s, err
+}
+
 func (c ChannelSource) name() string { return storeName(c.Store, c.Name) }
 
 // storeName is name, or what st says it is, for errors and locations.

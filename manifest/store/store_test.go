@@ -345,3 +345,22 @@ func TestGCOptionsAddReport(t *testing.T) {
 		t.Errorf("AddReport({}) = %v, options %+v; want an OptionError and the options unchanged", err, o)
 	}
 }
+
+// TestChannelSourcePrevious: a release or channel that does not exist yet
+// has no previous manifest, and that is no error; one that exists is read.
+func TestChannelSourcePrevious(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	src := store.ChannelSource{Store: st, Release: "web", Channel: "production"}
+	if s, err := src.Previous(ctx); s != nil || err != nil {
+		t.Fatalf("Previous of an empty store = %v, %v; want nil, nil", s, err)
+	}
+	publish(t, st, "production", 3)
+	if s, err := src.Previous(ctx); err != nil || s == nil || s.Manifest.Release.Generation != 3 {
+		t.Fatalf("Previous after publishing generation 3 = %v, %v", s, err)
+	}
+	other := store.ChannelSource{Store: st, Release: "web", Channel: "staging"}
+	if s, err := other.Previous(ctx); s != nil || err != nil {
+		t.Errorf("Previous of a channel not yet moved = %v, %v; want nil, nil", s, err)
+	}
+}

@@ -293,13 +293,13 @@ func recordPrevious(c *cli.Context, release string) (*manifest.Manifest, error) 
 	if err != nil {
 		return nil, err
 	}
-	s, err := store.ChannelSource{Store: st, Release: release, Channel: c.String("channel"), Name: c.String("store")}.Fetch(c.Context)
-	if errors.Is(err, manifest.ErrNotFound) {
-		logger(c).Info("no previous release on the store: nothing to compare tags with", "release", release, "channel", c.String("channel"))
-		return nil, nil
-	}
+	s, err := store.ChannelSource{Store: st, Release: release, Channel: c.String("channel"), Name: c.String("store")}.Previous(c.Context)
 	if err != nil {
 		return nil, err
+	}
+	if s == nil {
+		logger(c).Info("no previous release on the store: nothing to compare tags with", "release", release, "channel", c.String("channel"))
+		return nil, nil
 	}
 	logger(c).Info("comparing tags with the previous release on the store", "release", s.Manifest.ID(), "digest", s.Digest.String())
 	return s.Manifest, nil

@@ -49,6 +49,10 @@ type Options struct {
 	// LogLevel, when not "" or "info" (the CLI's default), is given to
 	// every command as --log-level.
 	LogLevel string
+	// Inherited names the variables of the process's environment that
+	// the commands read as their flags' defaults (LOCKSTEP_STORE, …): the
+	// narrative names them, since the lines printed do not show them.
+	Inherited []string
 }
 
 // Env is the world the steps share: the servers, the files, and what
@@ -188,6 +192,10 @@ func Run(ctx context.Context, w io.Writer, opts Options) error {
 	fmt.Fprintf(w, "Every $ line is a lockstep command the demo runs, in this process, followed by all it printed\n"+
 		"(stdout and stderr, as written). Each runs with COSIGN_PASSWORD=%s, the demo key's password, in\n"+
 		"its own environment; your shell's environment is not changed.\n", Password)
+	if len(opts.Inherited) > 0 {
+		fmt.Fprintf(w, "Your environment sets %s, which the commands read as their flags' defaults, as in your shell:\n"+
+			"what they print may differ from what the same lines print without it.\n", strings.Join(opts.Inherited, ", "))
+	}
 	for i, s := range steps {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -320,11 +320,13 @@ func TestRunJudgesTheCommands(t *testing.T) {
 }
 
 // TestRunLogLevel: the demo's --log-level is each command's, and the line
-// printed says so.
+// printed says so; the flags' variables set in the environment, which the
+// lines do not show, are named.
 func TestRunLogLevel(t *testing.T) {
 	var out bytes.Buffer
 	rec := &recorder{}
-	if err := demo.Run(context.Background(), &out, demo.Options{Steps: demo.Steps()[:2], Run: rec.run, LogLevel: "debug"}); err != nil {
+	opts := demo.Options{Steps: demo.Steps()[:2], Run: rec.run, LogLevel: "debug", Inherited: []string{"LOCKSTEP_STORE", "LOCKSTEP_TLS_WARN"}}
+	if err := demo.Run(context.Background(), &out, opts); err != nil {
 		t.Fatalf("Run = %v\n%s", err, out.String())
 	}
 	checkTranscript(t, out.String(), rec.runs)
@@ -333,5 +335,8 @@ func TestRunLogLevel(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "  $ lockstep --log-level debug pin ") || !strings.Contains(out.String(), "level=DEBUG") {
 		t.Errorf("the narrative lacks the debug run of pin and its debug lines:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "Your environment sets LOCKSTEP_STORE, LOCKSTEP_TLS_WARN, which the commands read") {
+		t.Errorf("the narrative does not name the inherited variables:\n%s", out.String())
 	}
 }

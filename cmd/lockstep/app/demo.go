@@ -1,6 +1,9 @@
 package app
 
 import (
+	"os"
+	"slices"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/internal/demo"
@@ -34,7 +37,38 @@ func demoCommand() *cli.Command {
 			&cli.StringFlag{Name: "dir", Usage: "keep the demo's files (build, CDN, store, keys, manifests) in `DIR` instead of a temporary directory"},
 		},
 		Action: func(c *cli.Context) error {
-			return demo.Run(c.Context, c.App.Writer, demo.Options{Dir: c.String("dir"), Run: Run, LogLevel: c.String("log-level")})
+			return demo.Run(c.Context, c.App.Writer, demo.Options{
+				Dir: c.String("dir"), Run: Run, LogLevel: c.String("log-level"),
+				Inherited: setEnvVars(c.App.Flags, c.App.Commands),
+			})
 		},
 	}
+}
+
+// envVars are the environment variables of flags and of cmds' flags, and
+// of their subcommands', as declared (a name may repeat).
+func envVars(flags []cli.Flag, cmds []*cli.Command) []string {
+	var out []string
+	for _, f := range flags {
+		if ev, ok := f.(interface{ GetEnvVars() []string }); ok {
+			out = append(out, ev.GetEnvVars()...)
+		}
+	}
+	for _, c := range cmds {
+		out = append(out, envVars(c.Flags, c.Subcommands)...)
+	}
+	return out
+}
+
+// setEnvVars are the envVars set in the process's environment, sorted,
+// each once: the demo's commands read them as their flags' defaults.
+func setEnvVars(flags []cli.Flag, cmds []*cli.Command) []string {
+	var set []string
+	for _, k := range envVars(flags, cmds) {
+		if _, ok := os.LookupEnv(k); ok {
+			set = append(set, k)
+		}
+	}
+	slices.Sort(set)
+	return slices.Compact(set)
 }

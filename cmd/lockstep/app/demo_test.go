@@ -1,6 +1,8 @@
 package app
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -22,5 +24,22 @@ func TestDemo(t *testing.T) {
 		if strings.HasPrefix(strings.TrimSpace(line), "$ ") && !strings.HasPrefix(line, "  $ lockstep ") && !strings.HasPrefix(line, "  $ DOCKER_HOST=") {
 			t.Errorf("lockstep demo prints a command that is not lockstep's: %q", line)
 		}
+	}
+}
+
+// TestDemoNamesInheritedFlags: the flags' variables set in the user's
+// environment, which the demo's lines do not show, are what the demo
+// names, each once.
+func TestDemoNamesInheritedFlags(t *testing.T) {
+	a := New()
+	for _, k := range envVars(a.Flags, a.Commands) {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	t.Setenv("LOCKSTEP_STORE", "file:///elsewhere") // declared by many commands
+	t.Setenv("LOCKSTEP_TLS_WARN", "720h")
+	t.Setenv("LOCKSTEP_NOT_A_FLAG", "x")
+	if got := setEnvVars(a.Flags, a.Commands); !slices.Equal(got, []string{"LOCKSTEP_STORE", "LOCKSTEP_TLS_WARN"}) {
+		t.Errorf("setEnvVars = %q, want LOCKSTEP_STORE and LOCKSTEP_TLS_WARN", got)
 	}
 }

@@ -40,7 +40,8 @@ func Run(ctx context.Context, env, args []string, stdout, stderr io.Writer) int 
 	for _, kv := range env {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || !slices.Contains(scopedEnv, name) {
-			return Exit(usage(fmt.Errorf("the environment entry %q: a run in process takes only NAME=value for %s", kv, strings.Join(scopedEnv, ", "))), stderr)
+			// The name only: a value may be a secret.
+			return Exit(usage(fmt.Errorf("the environment entry %s: a run in process takes only NAME=value for %s", name, strings.Join(scopedEnv, ", "))), stderr)
 		}
 		vars[name] = value
 	}

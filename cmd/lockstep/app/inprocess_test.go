@@ -48,11 +48,15 @@ func TestRunScopesTheEnvironment(t *testing.T) {
 		t.Errorf("verify what the run signed: exit %d\n%s", code, errs)
 	}
 
-	for _, env := range [][]string{{"LOCKSTEP_SIGN_KEY=" + prefix + ".key"}, {"COSIGN_PASSWORD"}, {"AWS_REGION=eu-west-1"}} {
+	for _, env := range [][]string{{"LOCKSTEP_SIGN_KEY=" + prefix + ".key"}, {"COSIGN_PASSWORD"}, {"AWS_SECRET_ACCESS_KEY=s3cr3t"}} {
 		other := filepath.Join(dir, "other")
 		code, out, errs := runEnv(append(env, pw...), "keygen", "--output-key-prefix", other)
-		if code != ExitInvalid || out != "" || !strings.Contains(errs, env[0]) {
+		name, value, _ := strings.Cut(env[0], "=")
+		if code != ExitInvalid || out != "" || !strings.Contains(errs, "entry "+name+":") {
 			t.Errorf("a run with %q: exit %d, stdout %q; want 2 naming it\n%s", env, code, out, errs)
+		}
+		if value != "" && strings.Contains(errs, value) {
+			t.Errorf("the refusal of %q shows its value:\n%s", env, errs)
 		}
 		if _, err := os.Stat(other + ".key"); !os.IsNotExist(err) {
 			t.Errorf("a run refused for %q wrote a key (%v)", env, err)

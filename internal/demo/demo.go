@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/lockstep-dev/lockstep/internal/demo/bootgate"
@@ -15,7 +17,6 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
-	"github.com/lockstep-dev/lockstep/verdict"
 )
 
 // Step is one step of the demo.
@@ -27,6 +28,13 @@ type Step struct {
 	Run func(ctx context.Context, e *Env) error
 }
 
+// Runner runs the lockstep CLI with args (after the program's name), env
+// ("NAME=value" entries: the command's own environment, over the
+// process's, which it must not change) and the writers of its stdout and
+// stderr, and returns its exit code. cmd/lockstep/app.Run is the one
+// `lockstep demo` uses: the CLI itself, in process.
+type Runner func(ctx context.Context, env, args []string, stdout, stderr io.Writer) int
+
 // Options configure Run.
 type Options struct {
 	// Dir keeps the demo's files (build, CDN, store, keys, manifests); ""
@@ -34,10 +42,17 @@ type Options struct {
 	Dir string
 	// Steps replaces Steps(), e.g. to run a part of the demo.
 	Steps []Step
-	// ExitCode maps an error to lockstep's exit code for the narrative;
-	// nil maps a mismatch or a generation refusal to 1, an invalid input
-	// to 2, anything else to 3.
-	ExitCode func(error) int
+	// Run runs every `$ lockstep …` command the demo prints (required):
+	// what it writes is what the narrative shows under the command, and
+	// its exit code is what the step checks.
+	Run Runner
+	// LogLevel, when not "" or "info" (the CLI's default), is given to
+	// every command as --log-level.
+	LogLevel string
+	// Inherited names the variables of the process's environment that
+	// the commands read as their flags' defaults (LOCKSTEP_STORE, …): the
+	// narrative names them, since the lines printed do not show them.
+	Inherited []string
 }
 
 // Env is the world the steps share: the servers, the files, and what
@@ -60,7 +75,8 @@ type Env struct {
 	// Store is the manifest store (a directory), StoreURL its --store URL.
 	Store    manifest.Store
 	StoreURL string
-	// Key and PublicKey are the release's signing key pair (PEM files).
+	// Key and PublicKey are the release's signing key pair, as `lockstep
+	// keygen` wrote it (Key encrypted with Password).
 	Key, PublicKey string
 	// Manifest and ManifestPath are release v1 once recorded.
 	Manifest     *manifest.Manifest
@@ -69,9 +85,14 @@ type Env struct {
 	Served []string
 	// Instances boots the instances whose boot gate runs.
 	Instances *bootgate.Instances
+	// BuilderKey and BuilderPublicKey are the builder's key pair, which
+	// attests the images' provenance.
+	BuilderKey, BuilderPublicKey string
 	// Client carries every request the steps send.
-	Client   *transport.Client
-	exitCode func(error) int
+	Client *transport.Client
+
+	run      Runner
+	logLevel string
 }
 
 // Steps is the demo, in order: the Epic Games Store outage of 2021-04-06,
@@ -107,10 +128,18 @@ func (e *StepError) Error() string { return fmt.Sprintf("demo step %q: %v", e.St
 
 func (e *StepError) Unwrap() error { return e.Err }
 
+// Password is the password of the release's key pair: every command the
+// demo runs has it as COSIGN_PASSWORD in its own environment, as a CI step
+// has a secret.
+const Password = "lockstep-demo"
+
 // Run starts the registry and the CDN, runs the steps, and writes the
 // narrative to w. It returns nil when every step behaved as designed, and
 // a *StepError for the first that did not.
 func Run(ctx context.Context, w io.Writer, opts Options) error {
+	if opts.Run == nil {
+		return errors.New("demo: Options.Run is required: the demo runs the commands it prints")
+	}
 	dir := opts.Dir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "lockstep-demo-")
@@ -127,10 +156,7 @@ func Run(ctx context.Context, w io.Writer, opts Options) error {
 	e := &Env{
 		Out: w, Dir: dir, Release: "store-web",
 		BuildDir: filepath.Join(dir, "dist"), CDNDir: filepath.Join(dir, "cdn"),
-		Client: transport.New(transport.DefaultPolicy()), exitCode: opts.ExitCode,
-	}
-	if e.exitCode == nil {
-		e.exitCode = exitCode
+		Client: transport.New(transport.DefaultPolicy()), run: opts.Run, logLevel: opts.LogLevel,
 	}
 	for _, d := range []string{e.BuildDir, e.CDNDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -154,7 +180,7 @@ func Run(ctx context.Context, w io.Writer, opts Options) error {
 	}
 	defer cdn.Close()
 	e.CDN = cdn.URL + "/"
-	e.Instances = &bootgate.Instances{Dir: filepath.Join(dir, "instances"), Client: e.Client, Command: e.Command, Say: e.Say}
+	e.Instances = &bootgate.Instances{Dir: filepath.Join(dir, "instances"), Client: e.Client, Run: e.lockstepCode, Say: e.Say}
 	defer e.Instances.Close()
 
 	steps := opts.Steps
@@ -163,6 +189,13 @@ func Run(ctx context.Context, w io.Writer, opts Options) error {
 	}
 	fmt.Fprintf(w, "lockstep demo: the Epic Games Store outage of 2021-04-06, replayed on loopback\n")
 	fmt.Fprintf(w, "  registry  %s (in memory)\n  cdn       %s (serving %s)\n  store     %s\n", reg.Host, e.CDN, e.CDNDir, e.StoreURL)
+	fmt.Fprintf(w, "Every $ line is a lockstep command the demo runs, in this process, followed by all it printed\n"+
+		"(stdout and stderr, as written). Each runs with COSIGN_PASSWORD=%s, the demo key's password, in\n"+
+		"its own environment; your shell's environment is not changed.\n", Password)
+	if len(opts.Inherited) > 0 {
+		fmt.Fprintf(w, "Your environment sets %s, which the commands read as their flags' defaults, as in your shell:\n"+
+			"what they print may differ from what the same lines print without it.\n", strings.Join(opts.Inherited, ", "))
+	}
 	for i, s := range steps {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -177,46 +210,68 @@ func Run(ctx context.Context, w io.Writer, opts Options) error {
 	return nil
 }
 
-// Command prints a lockstep command line as a user would type it.
-func (e *Env) Command(args ...string) {
-	fmt.Fprintf(e.Out, "  $ lockstep %s\n", strings.Join(args, " "))
+// Ran is what a command the demo ran did.
+type Ran struct {
+	// Code is its exit code.
+	Code int
+	// Stdout and Stderr are what it wrote to each.
+	Stdout, Stderr string
 }
 
-// Say prints one line of what lockstep (or the world) said, indented.
-func (e *Env) Say(format string, args ...any) {
-	for _, line := range strings.Split(fmt.Sprintf(format, args...), "\n") {
-		fmt.Fprintf(e.Out, "    %s\n", line)
+// Lockstep runs `lockstep ARGS` through the runner and prints it as a
+// user would type it, then everything it wrote, indented, as it wrote it.
+func (e *Env) Lockstep(ctx context.Context, args ...string) Ran {
+	return e.LockstepEnv(ctx, nil, args...)
+}
+
+// LockstepEnv is Lockstep with env ("NAME=value") in the command's own
+// environment; the line printed shows it before the command, as a shell
+// takes it.
+func (e *Env) LockstepEnv(ctx context.Context, env []string, args ...string) Ran {
+	if e.logLevel != "" && e.logLevel != "info" {
+		args = append([]string{"--log-level", e.logLevel}, args...)
 	}
+	fmt.Fprintf(e.Out, "  $ %s\n", CommandLine(env, append([]string{"lockstep"}, args...)))
+	out := &indenter{w: e.Out}
+	var stdout, stderr bytes.Buffer
+	code := e.run(ctx, append(slices.Clone(env), "COSIGN_PASSWORD="+Password), args,
+		&tee{buf: &stdout, out: out}, &tee{buf: &stderr, out: out})
+	out.flush()
+	if code != 0 {
+		fmt.Fprintf(e.Out, "  (exit code %d)\n", code)
+	}
+	return Ran{Code: code, Stdout: stdout.String(), Stderr: stderr.String()}
 }
 
-// Refused prints a refusal as lockstep reports it, with its exit code, and
-// returns an error unless the exit code is want.
-func (e *Env) Refused(err error, want int) error {
-	code := e.exitCode(err)
-	e.Say("lockstep: %v", err)
-	e.Say("(exit code %d)", code)
-	if code != want {
-		return fmt.Errorf("exit code %d, want %d: %w", code, want, err)
+// lockstepCode is LockstepEnv for the instances: the exit code.
+func (e *Env) lockstepCode(ctx context.Context, env []string, args ...string) int {
+	return e.LockstepEnv(ctx, env, args...).Code
+}
+
+// Expect returns an error unless r exited with want and its output says
+// each of says.
+func (r Ran) Expect(want int, says ...string) error {
+	if r.Code != want {
+		return fmt.Errorf("exit code %d, want %d", r.Code, want)
+	}
+	for _, s := range says {
+		if !strings.Contains(r.Stdout+r.Stderr, s) {
+			return fmt.Errorf("exit code %d, but the output does not say %q", r.Code, s)
+		}
 	}
 	return nil
+}
+
+// Say prints one line of the narrative (what the world did, or what the
+// demo checked), indented.
+func (e *Env) Say(format string, args ...any) {
+	for _, line := range strings.Split(fmt.Sprintf(format, args...), "\n") {
+		fmt.Fprintf(e.Out, "  %s\n", line)
+	}
 }
 
 // Trust is how the demo's instances find and trust the release: the
 // store's production channel and the release's public key.
 func (e *Env) Trust() bootgate.Trust {
-	return bootgate.Trust{Store: e.Store, StoreURL: e.StoreURL, Release: e.Release, KeyPath: e.PublicKey, KeyName: e.rel(e.PublicKey)}
-}
-
-func exitCode(err error) int {
-	var ve *manifest.ValidationError
-	var ge *manifest.GenerationError
-	switch {
-	case err == nil:
-		return 0
-	case verdict.IsMismatch(err), errors.As(err, &ge):
-		return 1
-	case errors.As(err, &ve):
-		return 2
-	}
-	return 3
+	return bootgate.Trust{StoreURL: e.StoreURL, Release: e.Release, KeyPath: e.PublicKey}
 }

@@ -2,13 +2,21 @@
 // one machine with no network. It starts an in-memory registry and a CDN
 // (a file server over a generated asset tree) on loopback, from package
 // servers, which imports nothing of the tests; then it runs a list of
-// named steps, each printing what lockstep said: push an image, pin it, record release v1 with its assets, validate
-// the manifest, re-push other bytes under the same tag, and refuse the
-// moved tag.
+// named steps: push an image, pin it, make a key pair, record release v1
+// with its assets, verify and publish it, admit an instance, re-push other
+// bytes under the same tag, refuse the moved tag and the instance that
+// runs it, and so on.
 //
-// Each step is one function over the shared *Env; adding a step (the boot
-// gate, the CDN check, publishing, signing) is writing one function and
-// adding it to Steps. Run returns an error, naming the step, as soon as a
-// step does not behave as designed: an expected refusal that does not
-// come is a failure.
+// Every `$ lockstep …` line the demo prints is a command it runs through
+// its Runner (the CLI itself, in process: cmd/lockstep/app.Run, handed in
+// by the demo command, as this package cannot import it), followed by all
+// that command wrote; a step judges by the command's exit code and output
+// (Ran.Expect) and by what it left (the manifest written, the store's
+// channel). What the world does (CI pushing, uploading, attesting) the
+// demo does with library calls and says as prose, never as a `$` line.
+//
+// Each step is one function over the shared *Env; adding a step is
+// writing one function and adding it to Steps. Run returns an error,
+// naming the step, as soon as a step does not behave as designed: an
+// expected refusal that does not come is a failure.
 package demo

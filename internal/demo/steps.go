@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,27 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/lockstep-dev/lockstep/internal/demo/bootgate"
 	"github.com/lockstep-dev/lockstep/internal/scenario"
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/manifest/assets"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/manifest/store"
-	"github.com/lockstep-dev/lockstep/record"
-	"github.com/lockstep-dev/lockstep/verdict"
-	"github.com/lockstep-dev/lockstep/verify/cdn"
-	"github.com/lockstep-dev/lockstep/verify/registry"
 )
-
-// rel names a file of the demo as the narrative prints it: relative to
-// the demo's directory, where the user would run the commands.
-func (e *Env) rel(path string) string {
-	if r, err := filepath.Rel(e.Dir, path); err == nil {
-		return r
-	}
-	return path
-}
 
 func pushRelease(ctx context.Context, e *Env) error {
 	if err := scenario.Push(ctx, e.ImageRef, 1, e.Client.Transport(), bootgate.Platform); err != nil {
@@ -46,120 +32,109 @@ func pushRelease(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	e.Say("CI pushed %s (%s) and uploaded %d files of %s/ to the CDN", e.ImageRef, bootgate.Platform, n, e.rel(e.BuildDir))
+	e.Say("CI pushed %s (%s) and uploaded %d files of %s/ to the CDN", e.ImageRef, bootgate.Platform, n, e.BuildDir)
 	return nil
 }
 
+// pinCache is pin's --cache: in the demo's directory, not the user's.
+func (e *Env) pinCache() string { return filepath.Join(e.Dir, "pin-cache") }
+
 func pinImage(ctx context.Context, e *Env) error {
-	e.Command("pin", e.ImageRef)
-	im, err := registry.Pin(ctx, "web", e.ImageRef, registry.Options{Client: e.Client})
-	if err != nil {
-		return err
-	}
-	e.Say("%s", registry.Pinned(*im))
-	for _, p := range im.Platforms {
-		e.Say("  %s manifest %s config %s", p, p.Digest, p.Config)
-	}
-	return nil
+	r := e.Lockstep(ctx, "pin", "--cache", e.pinCache(), e.ImageRef)
+	return r.Expect(0, e.ImageRef+"@sha256:")
 }
 
 func makeKey(ctx context.Context, e *Env) error {
-	priv, pub, err := bootgate.GenerateKey(e.Dir)
-	if err != nil {
+	prefix := filepath.Join(e.Dir, "cosign")
+	r := e.Lockstep(ctx, "keygen", "--output-key-prefix", prefix)
+	e.Key, e.PublicKey = prefix+".key", prefix+".pub"
+	if err := r.Expect(0); err != nil {
 		return err
 	}
-	e.Key, e.PublicKey = priv, pub
-	fmt.Fprintf(e.Out, "  $ cosign generate-key-pair\n")
-	e.Say("(here the demo made a new ECDSA P-256 key pair, cosign's default kind)")
-	e.Say("wrote %s (kept secret by CI) and %s (given to every instance)", e.rel(priv), e.rel(pub))
+	if r.Stdout != e.Key+"\n"+e.PublicKey+"\n" {
+		return fmt.Errorf("keygen wrote %q, want the pair %s and %s", r.Stdout, e.Key, e.PublicKey)
+	}
+	e.Say("%s is kept secret by CI (with its password); %s is given to every instance", filepath.Base(e.Key), filepath.Base(e.PublicKey))
 	return nil
 }
 
 // recordRelease runs `lockstep record --generation auto --store URL
-// --check-cdn --sign-key KEY --output PATH` for the build as it is now, and
-// prints what it said.
-func recordRelease(ctx context.Context, e *Env, path string) (*record.Result, error) {
-	e.Command("record", "--release", e.Release, "--generation", "auto", "--store", e.StoreURL,
-		"--image", "web="+e.ImageRef, "--assets", e.rel(e.BuildDir)+"/", "--cdn", e.CDN,
-		"--check-cdn", "--sign-key", e.rel(e.Key), "--output", e.rel(path))
-	gen, err := store.NextGeneration(ctx, e.Store, e.Release, store.DefaultChannel)
+// --check-cdn --sign-key KEY --output PATH` for the build as it is now.
+func recordRelease(ctx context.Context, e *Env, path string) Ran {
+	return e.Lockstep(ctx, "record", "--release", e.Release, "--generation", "auto", "--store", e.StoreURL,
+		"--image", "web="+e.ImageRef, "--assets", e.BuildDir+"/", "--cdn", e.CDN,
+		"--check-cdn", "--sign-key", e.Key, "--output", path)
+}
+
+// recorded reads the manifest record wrote to path, and checks that record
+// said its digest and signed it with the release key.
+func recorded(ctx context.Context, e *Env, r Ran, path string, generation int64) (*manifest.Manifest, error) {
+	if err := r.Expect(0); err != nil {
+		return nil, err
+	}
+	m, _, err := manifest.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	sign, err := bootgate.SignFunc(ctx, e.Key)
+	d, err := m.Digest()
 	if err != nil {
 		return nil, err
 	}
-	res, err := record.Record(ctx, record.Options{
-		Release:    e.Release,
-		Generation: gen,
-		Images:     []record.Image{{Name: "web", Ref: e.ImageRef}},
-		Assets:     assets.Options{Dir: e.BuildDir},
-		CDN:        []string{e.CDN},
-		Registry:   registry.Options{Client: e.Client},
-	}, record.Output{Path: path, CheckCDN: &cdn.Options{Client: e.Client}, Sign: sign})
-	if res != nil && res.CDN != nil {
-		var b bytes.Buffer
-		if err := res.CDN.Write(&b, "text", "demo"); err != nil {
-			return nil, err
-		}
-		e.Say("%s", bytes.TrimRight(b.Bytes(), "\n"))
+	if m.Release.Generation != generation {
+		return nil, fmt.Errorf("--generation auto gave generation %d, want %d", m.Release.Generation, generation)
 	}
-	return res, err
+	if !strings.Contains(r.Stdout, d.String()) {
+		return nil, fmt.Errorf("record did not say the digest %s of %s", d, path)
+	}
+	key, err := signature.LoadVerifier(ctx, e.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	v, err := signature.NewVerifier(signature.Options{Key: key})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := signature.VerifyFile(ctx, v, path, "", ""); err != nil {
+		return nil, fmt.Errorf("the recorded %s does not verify with %s: %w", path, e.PublicKey, err)
+	}
+	return m, nil
 }
 
 func recordV1(ctx context.Context, e *Env) error {
 	path := filepath.Join(e.Dir, "release-v1.json")
-	res, err := recordRelease(ctx, e, path)
+	m, err := recorded(ctx, e, recordRelease(ctx, e, path), path, 1)
 	if err != nil {
 		return err
 	}
-	m := res.Manifest
-	if m.Release.Generation != 1 {
-		return fmt.Errorf("--generation auto on an empty store gave generation %d, want 1", m.Release.Generation)
-	}
 	e.Manifest, e.ManifestPath = m, path
-	e.Say("%s", res.Digest)
-	e.Say("release %s: image web %s, %d assets (%d bytes), fingerprint %s", m.ID(), m.Images[0].Digest,
-		len(m.Assets.Files), manifest.Bytes(m.Assets.Files), m.Assets.Fingerprint)
-	e.Say("signed: %s", e.rel(res.Signature))
 	return nil
 }
 
 func verifyManifest(ctx context.Context, e *Env) error {
-	e.Command("manifest", "verify", "--key", e.rel(e.PublicKey), e.rel(e.ManifestPath))
-	key, err := signature.LoadVerifier(ctx, e.PublicKey)
-	if err != nil {
-		return err
-	}
-	v, err := signature.NewVerifier(signature.Options{Key: key})
-	if err != nil {
-		return err
-	}
-	s, err := signature.VerifyFile(ctx, v, e.ManifestPath, "", "")
-	if err != nil {
-		return err
-	}
-	e.Say("%s: %s %s, signed by %s", e.rel(e.ManifestPath), s.Manifest.ID(), s.Digest, signature.Fingerprint(key))
-	return nil
+	return e.Lockstep(ctx, "manifest", "verify", "--key", e.PublicKey, e.ManifestPath).Expect(0)
 }
 
 // publish runs `lockstep publish --store URL PATH`.
-func publish(ctx context.Context, e *Env, path string) (*manifest.Pointer, error) {
-	e.Command("publish", "--store", e.StoreURL, e.rel(path))
-	s, err := manifest.FileSource{Path: path}.Fetch(ctx)
+func publish(ctx context.Context, e *Env, path string) Ran {
+	return e.Lockstep(ctx, "publish", "--store", e.StoreURL, path)
+}
+
+// channel is the generation the store's production channel names now.
+func channel(ctx context.Context, e *Env) (int64, error) {
+	p, err := e.Store.Channel(ctx, e.Release, store.DefaultChannel)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	return store.Publish(ctx, e.Store, s, store.DefaultChannel, "demo")
+	return p.Generation, nil
 }
 
 func publishV1(ctx context.Context, e *Env) error {
-	p, err := publish(ctx, e, e.ManifestPath)
-	if err != nil {
+	if err := publish(ctx, e, e.ManifestPath).Expect(0); err != nil {
 		return err
 	}
-	e.Say("%s %s generation %d %s", p.Release, p.Channel, p.Generation, p.Digest)
+	if g, err := channel(ctx, e); err != nil || g != 1 {
+		return fmt.Errorf("after publishing, the channel names generation %d (%v), want 1", g, err)
+	}
 	return nil
 }
 
@@ -199,16 +174,14 @@ func repush(ctx context.Context, e *Env) error {
 }
 
 func refuseMovedTag(ctx context.Context, e *Env) error {
-	e.Command("pin", "--previous", e.rel(e.ManifestPath), "web="+e.ImageRef)
-	_, err := registry.Resolve(ctx, []registry.Request{{Name: "web", Ref: e.ImageRef}},
-		registry.Options{Client: e.Client, Previous: e.Manifest})
-	if err == nil {
+	r := e.Lockstep(ctx, "pin", "--cache", e.pinCache(), "--previous", e.ManifestPath, "web="+e.ImageRef)
+	if r.Code == 0 {
 		return fmt.Errorf("the moved tag %s was not refused", e.ImageRef)
 	}
-	if !registry.IsMovedTag(err) {
-		return fmt.Errorf("want a moved-tag refusal, got: %w", err)
+	if err := r.Expect(1, "moved tag", "moved from "+e.Manifest.Images[0].Digest.String()); err != nil {
+		return fmt.Errorf("want a moved-tag refusal: %w", err)
 	}
-	return e.Refused(err, 1)
+	return nil
 }
 
 func refuseNewInstance(ctx context.Context, e *Env) error {
@@ -225,17 +198,19 @@ func refuseNewInstance(ctx context.Context, e *Env) error {
 
 func refuseV2OffCDN(ctx context.Context, e *Env) error {
 	path := filepath.Join(e.Dir, "release-v2.json")
-	_, err := recordRelease(ctx, e, path)
-	if err == nil {
+	r := recordRelease(ctx, e, path)
+	if r.Code == 0 {
 		return errors.New("record --check-cdn wrote a release whose asset is not on the CDN")
 	}
-	if !verdict.IsMismatch(err) {
-		return fmt.Errorf("want a refusal, got: %w", err)
+	if err := r.Expect(1, "missing", bootgate.NewAssetID); err != nil {
+		return fmt.Errorf("want a refusal naming %s: %w", bootgate.NewAssetID, err)
 	}
-	if _, serr := os.Stat(path); !errors.Is(serr, fs.ErrNotExist) {
-		return fmt.Errorf("the refused record left %s (%v)", e.rel(path), serr)
+	for _, p := range []string{path, path + ".sig"} {
+		if _, serr := os.Stat(p); !errors.Is(serr, fs.ErrNotExist) {
+			return fmt.Errorf("the refused record left %s (%v)", p, serr)
+		}
 	}
-	return e.Refused(err, 1)
+	return nil
 }
 
 func publishV2(ctx context.Context, e *Env) error {
@@ -243,21 +218,17 @@ func publishV2(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	e.Say("CI uploaded %d files of %s/ to the CDN, %s among them", n, e.rel(e.BuildDir), bootgate.NewAssetID)
+	e.Say("CI uploaded %d files of %s/ to the CDN, %s among them", n, e.BuildDir, bootgate.NewAssetID)
 	path := filepath.Join(e.Dir, "release-v2.json")
-	res, err := recordRelease(ctx, e, path)
-	if err != nil {
+	if _, err := recorded(ctx, e, recordRelease(ctx, e, path), path, 2); err != nil {
 		return err
 	}
-	if g := res.Manifest.Release.Generation; g != 2 {
-		return fmt.Errorf("--generation auto after generation 1 gave %d, want 2", g)
-	}
-	e.Say("%s", res.Digest)
-	p, err := publish(ctx, e, path)
-	if err != nil {
+	if err := publish(ctx, e, path).Expect(0); err != nil {
 		return err
 	}
-	e.Say("%s %s generation %d %s", p.Release, p.Channel, p.Generation, p.Digest)
+	if g, err := channel(ctx, e); err != nil || g != 2 {
+		return fmt.Errorf("after publishing v2, the channel names generation %d (%v), want 2", g, err)
+	}
 	return nil
 }
 
@@ -273,26 +244,19 @@ func admitV2(ctx context.Context, e *Env) error {
 }
 
 func refuseStalePublisher(ctx context.Context, e *Env) error {
-	_, err := publish(ctx, e, e.ManifestPath)
-	if err == nil {
+	r := publish(ctx, e, e.ManifestPath)
+	if r.Code == 0 {
 		return errors.New("publishing generation 1 over generation 2 was not refused")
 	}
-	var ge *manifest.GenerationError
-	if !errors.As(err, &ge) {
-		return fmt.Errorf("want a generation refusal, got: %w", err)
+	if err := r.Expect(1, "generation 1 is not newer than generation 2"); err != nil {
+		return fmt.Errorf("want a generation refusal: %w", err)
 	}
-	if err := e.Refused(err, 1); err != nil {
+	if err := e.Lockstep(ctx, "status", "--store", e.StoreURL, "--release", e.Release).Expect(0); err != nil {
 		return err
 	}
-	e.Command("status", "--store", e.StoreURL, "--release", e.Release)
-	p, err := e.Store.Channel(ctx, e.Release, store.DefaultChannel)
-	if err != nil {
-		return err
+	if g, err := channel(ctx, e); err != nil || g != 2 {
+		return fmt.Errorf("the channel names generation %d after the stale publish (%v), want 2", g, err)
 	}
-	if p.Generation != 2 {
-		return fmt.Errorf("the channel names generation %d after the stale publish, want 2", p.Generation)
-	}
-	e.Say("%s %s generation %d %s", p.Release, p.Channel, p.Generation, p.Digest)
 	return nil
 }
 

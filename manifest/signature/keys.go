@@ -28,12 +28,19 @@ type PassFunc = cosign.PassFunc
 // environment variable. Unset is ErrNoPassword (set and empty is the
 // empty password), so that a forgotten variable is named rather than
 // reported as a wrong password.
-func EnvPassword(bool) ([]byte, error) {
-	pw, ok := os.LookupEnv("COSIGN_PASSWORD")
-	if !ok {
-		return nil, ErrNoPassword
+func EnvPassword(set bool) ([]byte, error) { return LookupPassword(os.LookupEnv)(set) }
+
+// LookupPassword is EnvPassword over another environment: lookup (as
+// os.LookupEnv) is asked for COSIGN_PASSWORD, e.g. a command's own
+// environment when it runs in process.
+func LookupPassword(lookup func(string) (string, bool)) PassFunc {
+	return func(bool) ([]byte, error) {
+		pw, ok := lookup("COSIGN_PASSWORD")
+		if !ok {
+			return nil, ErrNoPassword
+		}
+		return []byte(pw), nil
 	}
-	return []byte(pw), nil
 }
 
 // ErrNoPassword is EnvPassword's error when COSIGN_PASSWORD is not set.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -152,10 +151,10 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		return admission.Config{}, err
 	}
 	rs, err := running.Parse(c.String("running"), running.Options{
-		DockerHost:        os.Getenv("DOCKER_HOST"),
-		ContainerdAddress: os.Getenv("CONTAINERD_ADDRESS"),
-		CRIEndpoint:       os.Getenv("CONTAINER_RUNTIME_ENDPOINT"),
-		ECSMetadataURI:    os.Getenv("ECS_CONTAINER_METADATA_URI_V4"),
+		DockerHost:        getenv(c, "DOCKER_HOST"),
+		ContainerdAddress: getenv(c, "CONTAINERD_ADDRESS"),
+		CRIEndpoint:       getenv(c, "CONTAINER_RUNTIME_ENDPOINT"),
+		ECSMetadataURI:    getenv(c, "ECS_CONTAINER_METADATA_URI_V4"),
 		DefaultContainer:  c.String("image"),
 		Client:            client,
 	})

@@ -10,20 +10,6 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/golden"
 )
 
-// envVars returns every environment variable the flags of cmds read.
-func envVars(flags []cli.Flag, cmds []*cli.Command) []string {
-	var out []string
-	for _, f := range flags {
-		if ev, ok := f.(interface{ GetEnvVars() []string }); ok {
-			out = append(out, ev.GetEnvVars()...)
-		}
-	}
-	for _, c := range cmds {
-		out = append(out, envVars(c.Flags, c.Subcommands)...)
-	}
-	return out
-}
-
 // TestHelpGolden compares `lockstep --help` and `lockstep CMD --help` of
 // every command and group with testdata/help.golden: every flag's name,
 // alias, env var, default and help text is held there, so that moving a

@@ -41,7 +41,7 @@ func keygenCommand() *cli.Command {
 			if c.NArg() != 0 {
 				return usage(fmt.Errorf("keygen takes no arguments, got %q", c.Args().First()))
 			}
-			kp, err := signature.GenerateKeyPair(c.String("output-key-prefix"), signature.EnvPassword)
+			kp, err := signature.GenerateKeyPair(c.String("output-key-prefix"), password(c))
 			if errors.Is(err, signature.ErrNoPassword) || errors.Is(err, fs.ErrExist) {
 				return usage(err)
 			}

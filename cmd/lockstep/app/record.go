@@ -159,7 +159,7 @@ func recordOutput(c *cli.Context) (record.Output, error) {
 	case out.Path == "":
 		return out, usage(errors.New("--sign-key needs --output FILE: the signature is written beside it"))
 	}
-	sv, err := signature.LoadSigner(c.Context, key, signature.EnvPassword)
+	sv, err := signature.LoadSigner(c.Context, key, password(c))
 	if err != nil {
 		return out, keyErr(err)
 	}

@@ -77,7 +77,7 @@ func signerFromFlags(c *cli.Context, keyFlag, path string) (signature.SignFunc, 
 	case key != "" && kl:
 		return nil, "", usage(fmt.Errorf("--%s and --keyless are exclusive", keyFlag))
 	case key != "":
-		sv, err := signature.LoadSigner(c.Context, key, signature.EnvPassword)
+		sv, err := signature.LoadSigner(c.Context, key, password(c))
 		if err != nil {
 			return nil, "", keyErr(err)
 		}

@@ -2,6 +2,7 @@ package bootgate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -11,33 +12,22 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/admission"
-	"github.com/lockstep-dev/lockstep/admission/running"
 	"github.com/lockstep-dev/lockstep/internal/dockerapi"
 	"github.com/lockstep-dev/lockstep/internal/scenario"
 	"github.com/lockstep-dev/lockstep/internal/transport"
-	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/manifest/signature"
-	"github.com/lockstep-dev/lockstep/manifest/store"
-	"github.com/lockstep-dev/lockstep/manifest/trusted"
-	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 )
 
 // Platform is the platform every demo instance runs.
 const Platform = "linux/amd64"
 
 // Trust is where an instance's boot gate reads its release, and whom it
-// trusts: `lockstep admit --store URL --release NAME --channel NAME --key
-// PUB`.
+// trusts: `lockstep admit --store URL --release NAME --key PUB`.
 type Trust struct {
-	// Store holds the release; StoreURL is how a user names it.
-	Store    manifest.Store
+	// StoreURL is the store (--store).
 	StoreURL string
 	Release  string
-	// Channel is the store channel (store.DefaultChannel when empty).
-	Channel string
-	// KeyPath is the public key (PEM) the manifest must be signed with;
-	// KeyName how the printed command names it ("": KeyPath).
-	KeyPath, KeyName string
+	// KeyPath is the public key (PEM) the manifest must be signed with.
+	KeyPath string
 }
 
 // Instances boots the demo's instances on loopback: each is its app (an
@@ -47,12 +37,14 @@ type Trust struct {
 type Instances struct {
 	// Dir holds the instances' sockets and state.
 	Dir string
-	// Client carries every request of the boot gate.
+	// Client carries the requests that set an instance up (the pull).
 	Client *transport.Client
-	// Command prints the command a user would type; Say one line of what
-	// lockstep said. Nil prints nothing.
-	Command func(args ...string)
-	Say     func(format string, args ...any)
+	// Run runs `lockstep ARGS` with env ("NAME=value") in its own
+	// environment, printing it and what it said, and returns its exit
+	// code (the demo's Env.LockstepEnv).
+	Run func(ctx context.Context, env []string, args ...string) int
+	// Say prints a line of the narrative; nil prints nothing.
+	Say func(format string, args ...any)
 
 	n        int
 	cleanups []func()
@@ -67,12 +59,12 @@ func (in *Instances) Close() {
 }
 
 // Boot starts an instance that pulled ref (for Platform) and serves a page
-// referencing ids under cdnBase, and runs its boot gate as `lockstep
-// admit --store … --release … --key … --image web --running docker:web
-// --probe URL` does: the manifest is the channel's on the store, its
-// signature verified with the key, rollback refused by the instance's
-// trusted state. It prints the command and the decision. The error is for
-// a demo that could not run; a refusal is the decision.
+// referencing ids under cdnBase, and runs its boot gate: `lockstep admit`
+// against the instance's Docker daemon (DOCKER_HOST), its page (--probe)
+// and its trusted state (--state-dir), writing the decision to --report
+// too. It returns that decision, once admit's exit code is the one the
+// decision calls for (0 admitted, 1 refused, 3 could not verify). The
+// error is for a demo that could not run; a refusal is the decision.
 func (in *Instances) Boot(ctx context.Context, ref, cdnBase string, ids []string, t Trust) (admission.Decision, error) {
 	in.n++
 	pulled, err := scenario.Pull(ctx, ref, Platform, in.Client.Transport())
@@ -98,69 +90,33 @@ func (in *Instances) Boot(ctx context.Context, ref, cdnBase string, ids []string
 	})); err != nil {
 		return admission.Decision{}, err
 	}
-	src, err := running.Parse("docker:web", running.Options{DockerHost: "unix://" + sock})
-	if err != nil {
-		return admission.Decision{}, err
-	}
-	key, err := signature.LoadVerifier(ctx, t.KeyPath)
-	if err != nil {
-		return admission.Decision{}, err
-	}
-	v, err := signature.NewVerifier(signature.Options{Key: key})
-	if err != nil {
-		return admission.Decision{}, err
-	}
-	state, err := trusted.Open(filepath.Join(home, "state"))
-	if err != nil {
-		return admission.Decision{}, err
-	}
-	channel := t.Channel
-	if channel == "" {
-		channel = store.DefaultChannel
-	}
-	probeURL := "http://" + probe + "/"
-	keyName := t.KeyName
-	if keyName == "" {
-		keyName = t.KeyPath
-	}
-	in.command("admit", "--store", t.StoreURL, "--release", t.Release, "--key", keyName,
-		"--image", "web", "--running", "docker:web", "--probe", probeURL)
-	upstream := store.ChannelSource{Store: t.Store, Release: t.Release, Channel: channel, Name: t.StoreURL}
-	d := admission.Check(ctx, admission.Config{
-		CDN:      cdngate.Checker{},
-		Source:   &trusted.Source{Upstream: upstream, State: state, Release: t.Release},
-		Verifier: v, Guard: state,
-		Image: "web", Running: src, Platform: Platform, Probes: []string{probeURL},
-		Client: in.Client, Timeout: 30 * time.Second,
-	})
 	if in.Say != nil {
-		Render(in.Say, d)
+		in.Say("instance %d: its Docker daemon at %s runs %s (%s); its page is at http://%s/", in.n, sock, ref, pulled.RepoDigest, probe)
+	}
+	report := filepath.Join(home, "admit.json")
+	code := in.Run(ctx, []string{"DOCKER_HOST=unix://" + sock}, "admit",
+		"--store", t.StoreURL, "--release", t.Release, "--key", t.KeyPath,
+		"--image", "web", "--running", "docker:web", "--platform", Platform, "--probe", "http://"+probe+"/",
+		"--state-dir", filepath.Join(home, "state"), "--report", report)
+	raw, err := os.ReadFile(report)
+	if err != nil {
+		return admission.Decision{}, fmt.Errorf("admit exited %d and wrote no decision: %w", code, err)
+	}
+	var d admission.Decision
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return admission.Decision{}, fmt.Errorf("admit's decision %s: %w", report, err)
+	}
+	want := 0
+	switch {
+	case d.Unverified:
+		want = 3
+	case !d.Allowed:
+		want = 1
+	}
+	if code != want {
+		return d, fmt.Errorf("admit exited %d on a decision that calls for %d (allowed %v)", code, want, d.Allowed)
 	}
 	return d, nil
-}
-
-// Render says a decision as `lockstep admit` reports it: the verdict with
-// its exit code, then each refusing finding.
-func Render(say func(format string, args ...any), d admission.Decision) {
-	verdict := "ADMITTED (exit 0)"
-	if !d.Allowed {
-		verdict = "REFUSED (exit 1)"
-		if d.Unverified {
-			verdict = "REFUSED: could not verify (exit 3)"
-		}
-	}
-	say("%s: %s generation %d, running %s, %d assets served, %d CDN checks, %d requests in %s", verdict, d.Release, d.Generation, d.RunningDigest, len(d.Served), d.CDNChecked, d.Requests, d.Duration.Round(time.Millisecond))
-	for _, f := range d.Findings {
-		if f.Severity == admission.Refuse {
-			say("  %s: %s", f.Kind, f.Message)
-		}
-	}
-}
-
-func (in *Instances) command(args ...string) {
-	if in.Command != nil {
-		in.Command(args...)
-	}
 }
 
 // serve serves h on a listener until Close and returns its address.

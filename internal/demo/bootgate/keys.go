@@ -1,7 +1,6 @@
 package bootgate
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -11,13 +10,12 @@ import (
 	"path/filepath"
 
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
-
-	"github.com/lockstep-dev/lockstep/manifest/signature"
 )
 
 // GenerateKey writes a new ECDSA P-256 key pair, cosign's default kind,
 // to dir/cosign.key (a plain PKCS#8 PEM private key, mode 0600) and
-// dir/cosign.pub, and returns their paths.
+// dir/cosign.pub, and returns their paths. The demo's builder signs its
+// attestation with one; the release's key pair is `lockstep keygen`'s.
 func GenerateKey(dir string) (priv, pub string, err error) {
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -36,17 +34,4 @@ func GenerateKey(dir string) (priv, pub string, err error) {
 		return "", "", err
 	}
 	return priv, pub, os.WriteFile(pub, pubPEM, 0o644)
-}
-
-// SignFunc loads the private key at path and returns a function signing
-// a manifest's bytes with it, as `lockstep sign --key` and `lockstep
-// record --sign-key` do.
-func SignFunc(ctx context.Context, path string) (signature.SignFunc, error) {
-	sv, err := signature.LoadSigner(ctx, path, nil)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, raw []byte) (*signature.Signature, error) {
-		return signature.Sign(ctx, sv, raw, signature.SignOptions{})
-	}, nil
 }

@@ -130,7 +130,7 @@ func TestAction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "manifest=release.json\ndigest=" + manifest.SHA256(raw).String() + "\ngeneration=3\n"
+		want := "manifest=release.json\ndigest=" + manifest.SHA256(raw).String() + "\ngeneration=3\npath=" + bin + "\nversion=unknown\n"
 		if r.output != want {
 			t.Errorf("GITHUB_OUTPUT = %q, want %q", r.output, want)
 		}
@@ -288,7 +288,7 @@ func TestActionPublish(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := manifest.SHA256(raw)
-		want := fmt.Sprintf("manifest=out/release.json\ndigest=%s\nsignature=out/release.json.sig\ngeneration=%d\n", d, gen)
+		want := fmt.Sprintf("manifest=out/release.json\ndigest=%s\nsignature=out/release.json.sig\ngeneration=%d\npath=%s\nversion=unknown\n", d, gen, bin)
 		if r.output != want || m.Release.Generation != int64(gen) {
 			t.Errorf("publish #%d: GITHUB_OUTPUT = %q, manifest generation %d; want %q", gen, r.output, m.Release.Generation, want)
 		}

@@ -251,18 +251,7 @@ func TestActionPublish(t *testing.T) {
 		"ASSETS": "dist", "CDN": cdn.URL + "/", "CHECK_CDN": "true",
 		"SIGN_KEY": string(pemKey), "STORE": "file://" + storeDir, "OUTPUT": "out/release.json",
 	}
-	channel := func() *manifest.Pointer {
-		t.Helper()
-		st, err := filestore.New(storeDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := st.Channel(context.Background(), "store-web", "production")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	channel := func() *manifest.Pointer { return storeChannel(t, storeDir) }
 	verifySig := func(path string) {
 		t.Helper()
 		cmd := exec.Command(bin, "manifest", "verify", "--key", pub, path)
@@ -382,6 +371,21 @@ func TestActionPublish(t *testing.T) {
 }
 
 // writeTree writes files (path: contents) under root.
+// storeChannel is what the production channel of store-web names in the
+// file store at dir.
+func storeChannel(t *testing.T, dir string) *manifest.Pointer {
+	t.Helper()
+	st, err := filestore.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.Channel(context.Background(), "store-web", "production")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func writeTree(t *testing.T, root string, files map[string]string) {
 	t.Helper()
 	for p, c := range files {

@@ -29,7 +29,9 @@
 #   - a refused install leaves nothing in the tool cache.
 # Exits like deploy/hooks/lockstep-install.sh: 2 an unsupported runner or an
 # invalid input, 1 a checksum or signature mismatch (or a tampered cache),
-# 3 a failed download, listing or build.
+# 3 a failed download, listing or build (or version local with no Go).
+# With ACTION_INSTALLED_VERSION set, the version installed (v1.2.3, or
+# local) is written to that file.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 version=${INPUT_VERSION:-}
@@ -119,12 +121,23 @@ if [[ "$version" =~ $major || "$version" = latest ]]; then
   version=$resolved
 fi
 
+installed() { # PATH: the binary installed, and (for action.sh) its version
+  [ -z "${ACTION_INSTALLED_VERSION:-}" ] || printf '%s\n' "$version" >"$ACTION_INSTALLED_VERSION"
+  echo "$1"
+}
+
 if [ "$version" = local ]; then
   src=${GITHUB_ACTION_PATH:-$(dirname "$here")}
+  # No actions/setup-go inside the Action: a composite action's every
+  # uses: is fetched when the job is set up, whatever its if: says, which
+  # fails on runners that allow only selected actions or cannot reach
+  # GitHub. The job brings Go itself.
+  command -v go >/dev/null 2>&1 ||
+    die 3 "version: local builds lockstep from the action's checkout with Go 1.26, and go is not on the PATH: add actions/setup-go (go-version: \"1.26\") before this step, or set version to a release (v1.2.3)"
   mkdir -p "$tmp/lockstep-bin"
   (cd "$src" && go build -trimpath -o "$tmp/lockstep-bin/lockstep" ./cmd/lockstep) >&2 ||
     die 3 "go build of lockstep in $src failed"
-  echo "$tmp/lockstep-bin/lockstep"
+  installed "$tmp/lockstep-bin/lockstep"
   exit 0
 fi
 [[ "$version" =~ $semver ]] || die 2 "version ${version}: want a release (v1.2.3), a major version (v1), latest or local"
@@ -193,4 +206,4 @@ fi
 if [ "$sig" = 0 ] && [ -z "${LOCKSTEP_CHECKSUMS_SHA256:-}" ]; then
   note warning "lockstep $version: checksums.txt's signature was NOT verified (verify-signature: ${INPUT_VERIFY_SIGNATURE:-auto}, and cosign was not used): the archive matches checksums.txt from $url, which proves only that the two came from the same place. Add sigstore/cosign-installer before this step, or set verify-signature: true."
 fi
-echo "$cache/lockstep"
+installed "$cache/lockstep"

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The logic of lockstep's GitHub Action (action.yml): install lockstep,
+# The logic of lockstep's GitHub Action (action.yml): install lockstep
+# (with install-only "true", only that: the binary's directory on
+# $GITHUB_PATH for the job's later steps, outputs path and version), then
 # record the release manifest (pinning its images, optionally checking
 # every asset on the CDN and signing it), optionally check that it can
 # follow a previous one, optionally publish it to a store with a rising
@@ -8,7 +10,10 @@
 #     and generation=N in $GITHUB_OUTPUT;
 #   - a markdown job summary in $GITHUB_STEP_SUMMARY;
 #   - an ::error annotation on any refusal or failure, exiting with
-#     lockstep's exit code (1 refused, 2 invalid input, 3 could not verify).
+#     lockstep's exit code (1 refused, 2 invalid input, 3 could not verify),
+#     carrying lockstep's (or the install's) own message with the CLI's
+#     flags named as the Action's inputs (--sign-key is sign-key,
+#     --image is images).
 # Inputs come as INPUT_* variables (action.yml maps them); multi-value
 # inputs are one value a line. LOCKSTEP_BIN, if set, is the binary to use.
 set -uo pipefail
@@ -31,10 +36,21 @@ fail() { # CODE TITLE MESSAGE
   exit "$1"
 }
 
+# The CLI's flags that are this Action's inputs, by the input's name
+# (--image is images, --keyless sign-keyless; the rest by the same name).
+# A message about one names the input the user set, not a flag they never
+# typed.
+inputs_named() {
+  sed -E \
+    -e 's/--image([^-a-z]|$)/images\1/g' \
+    -e 's/--keyless([^-a-z]|$)/sign-keyless\1/g' \
+    -e 's/--(release|generation|assets|asset-list|exclude|cdn|origin|expires-in|output|previous|allow-moved-tag|check-cdn|sign-key|embed-signatures|image-key|certificate-identity|certificate-oidc-issuer|store|allow-unsigned|channel)([^-a-z]|$)/\1\2/g'
+}
+
 failed() { # CODE TITLE: fail with lockstep's message in $tmp/err
   local msg
   msg=$(grep '^lockstep: ' "$tmp/err" | sed 's/^lockstep: //')
-  fail "$1" "$2" "${msg:-$(cat "$tmp/err")}"
+  fail "$1" "$2" "$(printf '%s\n' "${msg:-$(cat "$tmp/err")}" | inputs_named)"
 }
 
 lines() { # the non-empty lines of $1, trimmed
@@ -45,8 +61,15 @@ lines() { # the non-empty lines of $1, trimmed
 release=${INPUT_RELEASE:-}
 generation=${INPUT_GENERATION:-}
 output=${INPUT_OUTPUT:-lockstep-manifest.json}
-[ -n "$release" ] || fail 2 "lockstep record" "the release input is required"
-[ -n "$generation" ] || fail 2 "lockstep record" "the generation input is required"
+case "${INPUT_INSTALL_ONLY:-false}" in
+true) install_only=1 ;;
+false) install_only=0 ;;
+*) fail 2 "lockstep" "install-only ${INPUT_INSTALL_ONLY}: want true or false" ;;
+esac
+if [ "$install_only" = 0 ]; then
+  [ -n "$release" ] || fail 2 "lockstep record" "the release input is required (or set install-only: true to install lockstep only)"
+  [ -n "$generation" ] || fail 2 "lockstep record" "the generation input is required (or set install-only: true to install lockstep only)"
+fi
 
 # The signing key: a file path or KMS URI; env://VAR, the PEM in that
 # environment variable (as cosign reads it); or the PEM itself (a secret
@@ -77,15 +100,38 @@ channel=${INPUT_CHANNEL:-production}
 # version, verified and cached, or the action's own checkout).
 # The install's own annotations (a signature it could not verify, a
 # tampered tool cache) are printed whatever its outcome.
+# A failed install's annotation is the install's own last word ("lockstep
+# install: ..."), as the log shows it.
 lockstep=${LOCKSTEP_BIN:-}
+installed_version=${LOCKSTEP_BIN:+unknown}
 if [ -z "$lockstep" ]; then
   : >"$tmp/install-notes"
-  lockstep=$(ACTION_ANNOTATIONS="$tmp/install-notes" "$(dirname "$0")/action-install.sh")
+  lockstep=$(ACTION_ANNOTATIONS="$tmp/install-notes" ACTION_INSTALLED_VERSION="$tmp/installed-version" \
+    "$(dirname "$0")/action-install.sh" 2>"$tmp/install-err")
   rc=$?
+  cat "$tmp/install-err" >&2
   cat "$tmp/install-notes"
-  [ "$rc" -eq 0 ] || fail "$rc" "lockstep install" "installing lockstep ${INPUT_VERSION:-} failed: see the step's log"
+  if [ "$rc" -ne 0 ]; then
+    msg=$(grep '^lockstep install: ' "$tmp/install-err" | tail -n1 | sed 's/^lockstep install: //')
+    [ -n "$msg" ] || msg="installing lockstep ${INPUT_VERSION:-} failed (exit $rc): see the log of this step"
+    fail "$rc" "lockstep install" "$msg"
+  fi
+  installed_version=$(cat "$tmp/installed-version" 2>/dev/null || echo unknown)
 fi
 unset GITHUB_TOKEN # only the install reads it (the releases API)
+if [ "$install_only" = 1 ]; then
+  # As setup-* actions do: the binary's directory on the PATH of the job's
+  # later steps (not of this one), outputs path and version.
+  : "${GITHUB_PATH:?GITHUB_PATH is not set: run this from action.yml}"
+  dirname "$lockstep" >>"$GITHUB_PATH"
+  {
+    echo "path=$lockstep"
+    echo "version=$installed_version"
+  } >>"$GITHUB_OUTPUT"
+  printf '### lockstep %s installed\n\n`%s`, on the `PATH` of the later steps.\n' "$installed_version" "$lockstep" | summary
+  echo "lockstep: installed $installed_version at $lockstep, on the PATH of the job's later steps" >&2
+  exit 0
+fi
 
 mkdir -p "$(dirname "$output")" || fail 2 "lockstep record" "cannot create the directory of $output"
 args=(record --release "$release" --generation "$generation" --output "$output")
@@ -165,5 +211,7 @@ fi
   echo "digest=$digest"
   [ -n "$sign_key" ] || [ -n "${signed:-}" ] && echo "signature=$output.sig"
   echo "generation=$generation"
+  echo "path=$lockstep"
+  echo "version=$installed_version"
 } >>"$GITHUB_OUTPUT"
 echo "lockstep: recorded $release generation $generation in $output ($digest)" >&2

@@ -130,7 +130,7 @@ func TestAction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "manifest=release.json\ndigest=" + manifest.SHA256(raw).String() + "\ngeneration=3\n"
+		want := "manifest=release.json\ndigest=" + manifest.SHA256(raw).String() + "\ngeneration=3\npath=" + bin + "\nversion=unknown\n"
 		if r.output != want {
 			t.Errorf("GITHUB_OUTPUT = %q, want %q", r.output, want)
 		}
@@ -251,18 +251,7 @@ func TestActionPublish(t *testing.T) {
 		"ASSETS": "dist", "CDN": cdn.URL + "/", "CHECK_CDN": "true",
 		"SIGN_KEY": string(pemKey), "STORE": "file://" + storeDir, "OUTPUT": "out/release.json",
 	}
-	channel := func() *manifest.Pointer {
-		t.Helper()
-		st, err := filestore.New(storeDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := st.Channel(context.Background(), "store-web", "production")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	channel := func() *manifest.Pointer { return storeChannel(t, storeDir) }
 	verifySig := func(path string) {
 		t.Helper()
 		cmd := exec.Command(bin, "manifest", "verify", "--key", pub, path)
@@ -288,7 +277,7 @@ func TestActionPublish(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := manifest.SHA256(raw)
-		want := fmt.Sprintf("manifest=out/release.json\ndigest=%s\nsignature=out/release.json.sig\ngeneration=%d\n", d, gen)
+		want := fmt.Sprintf("manifest=out/release.json\ndigest=%s\nsignature=out/release.json.sig\ngeneration=%d\npath=%s\nversion=unknown\n", d, gen, bin)
 		if r.output != want || m.Release.Generation != int64(gen) {
 			t.Errorf("publish #%d: GITHUB_OUTPUT = %q, manifest generation %d; want %q", gen, r.output, m.Release.Generation, want)
 		}
@@ -382,6 +371,21 @@ func TestActionPublish(t *testing.T) {
 }
 
 // writeTree writes files (path: contents) under root.
+// storeChannel is what the production channel of store-web names in the
+// file store at dir.
+func storeChannel(t *testing.T, dir string) *manifest.Pointer {
+	t.Helper()
+	st, err := filestore.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.Channel(context.Background(), "store-web", "production")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func writeTree(t *testing.T, root string, files map[string]string) {
 	t.Helper()
 	for p, c := range files {

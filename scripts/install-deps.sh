@@ -24,6 +24,9 @@ STATICCHECK_VERSION=v0.7.0
 CRANE_VERSION=v0.21.0
 # internal/kubetest's control plane; keep in step with kubetest.Version.
 KUBE_APISERVER_VERSION=v1.34.4
+# nektos/act, the runner emulator scripts.TestActionUnderAct runs the Action
+# under (host mode: no containers). About 5 min to build once, at load 10.
+ACT_VERSION=v0.2.89
 
 need=()
 have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ]; }
@@ -66,6 +69,7 @@ gotool cosign github.com/sigstore/cosign/v2 "$COSIGN_VERSION" cmd/cosign
 gotool staticcheck honnef.co/go/tools "$STATICCHECK_VERSION" cmd/staticcheck
 gotool crane github.com/google/go-containerregistry "$CRANE_VERSION" cmd/crane
 gotool helm helm.sh/helm/v4 "$HELM_VERSION" cmd/helm
+gotool act github.com/nektos/act "$ACT_VERSION"
 kube_apiserver "$KUBE_APISERVER_VERSION"
 # Shopify's toxiproxy: bench/closure.sh puts a CDN 30 ms away behind it.
 gotool toxiproxy-server github.com/Shopify/toxiproxy/v2 "$TOXIPROXY_VERSION" cmd/server

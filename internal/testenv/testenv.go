@@ -48,7 +48,7 @@ var releaseTools = map[string]bool{"goreleaser": true, "ko": true, "cyclonedx-go
 
 // goTools are the tools scripts/install-deps.sh builds from the Go module
 // proxy once per machine.
-var goTools = map[string]bool{"cosign": true, "staticcheck": true, "crane": true, "helm": true, "toxiproxy-server": true}
+var goTools = map[string]bool{"cosign": true, "staticcheck": true, "crane": true, "helm": true, "toxiproxy-server": true, "act": true}
 
 // HowToInstall says how to get a tool the tests need: every one is
 // installed by one of the project's scripts (scripts/test.sh runs both).

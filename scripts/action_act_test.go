@@ -1,0 +1,229 @@
+package scripts
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/internal/demo/bootgate"
+	"github.com/lockstep-dev/lockstep/internal/memregistry"
+	"github.com/lockstep-dev/lockstep/internal/testenv"
+)
+
+// actBinary is nektos/act: the clone's .cache/bin/act (scripts/install-deps.sh
+// links it there), else one on the PATH; missing, the test skips (fails
+// under LOCKSTEP_INTEGRATION=1).
+func actBinary(t *testing.T) string {
+	t.Helper()
+	if p, err := filepath.Abs("../.cache/bin/act"); err == nil {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return testenv.Require(t, "act")
+}
+
+// actJob is one `act push` of a workflow under testdata/act.
+type actJob struct {
+	code int
+	log  string
+}
+
+// actRunner runs workflows under act in host mode (-P
+// ubuntu-latest=-self-hosted: the steps run on this machine, no
+// containers), with the Action taken from this checkout for every ref the
+// workflows use, in a repository and a home (act's tool cache) of its own.
+type actRunner struct {
+	act, repo, home string
+	env             []string // --env KEY=VALUE for the job
+}
+
+func newActRunner(t *testing.T, act string, env ...string) *actRunner {
+	t.Helper()
+	r := &actRunner{act: act, repo: t.TempDir(), home: t.TempDir(), env: env}
+	wf := filepath.Join(r.repo, ".github", "workflows")
+	if err := os.MkdirAll(wf, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("testdata/act/*.yml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("testdata/act: %v, %d workflows", err, len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(wf, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-qm", "workflows"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = r.repo
+		cmd.Env = append(os.Environ(), "HOME="+r.home)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return r
+}
+
+// toolCache is act's tool cache (RUNNER_TOOL_CACHE) for this runner's jobs.
+func (r *actRunner) toolCache() string { return filepath.Join(r.home, ".cache", "act", "tool_cache") }
+
+func (r *actRunner) run(t *testing.T, workflow string) actJob {
+	t.Helper()
+	checkout, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"push", "-W", ".github/workflows/" + workflow, "-P", "ubuntu-latest=-self-hosted"}
+	for _, ref := range []string{"v1", "v1.6.0", "v1.7.0"} {
+		args = append(args, "--local-repository", "lockstep-dev/lockstep@"+ref+"="+checkout)
+	}
+	for _, e := range r.env {
+		args = append(args, "--env", e)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, r.act, args...)
+	cmd.Dir = r.repo
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + r.home, "XDG_CACHE_HOME=" + filepath.Join(r.home, ".cache")}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("act: %v\n%s", err, out.String())
+	}
+	return actJob{code: code, log: out.String()}
+}
+
+// TestActionUnderAct runs the Action as users run it, under a real runner
+// emulator: workflows that use lockstep-dev/lockstep@REF (this checkout),
+// against a fake release server and releases API over https whose archives
+// hold the real lockstep, a registry and a file store.
+func TestActionUnderAct(t *testing.T) {
+	if runnerArch == "" || runtime.GOOS != "linux" {
+		t.Skipf("no runner for %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	act := actBinary(t)
+	bin := buildLockstep(t)
+	real, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := func(tag string) map[string][]byte {
+		a := tarGz(t, real)
+		return map[string][]byte{archiveName(tag): a, "checksums.txt": []byte(sha256Hex(a) + "  " + archiveName(tag) + "\n")}
+	}
+	releases := map[string]map[string][]byte{"v1.6.0": release("v1.6.0"), "v1.9.0": release("v1.9.0"), "v1.7.0": release("v1.7.0")}
+	// v1.7.0's archive is not the one its checksums.txt names.
+	releases["v1.7.0"][archiveName("v1.7.0")] = tarGz(t, fakeBinary("v1.7.0"))
+	dl, _ := releasesServer(t, releases)
+	api, _ := apiServer(t, `[{"tag_name":"v1.10.0","draft":true,"prerelease":false},`+
+		`{"tag_name":"v1.9.5","draft":false,"prerelease":true},{"tag_name":"v2.0.0","draft":false,"prerelease":false},`+
+		`{"tag_name":"v1.9.0","draft":false,"prerelease":false},{"tag_name":"v1.6.0","draft":false,"prerelease":false}]`)
+	reg := memregistry.Start()
+	t.Cleanup(reg.Close)
+	image := reg.Ref("store/web:v1")
+	if _, err := memregistry.PushImage(image, 256); err != nil {
+		t.Fatal(err)
+	}
+	priv, _, err := bootgate.GenerateKey(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeDir := filepath.Join(t.TempDir(), "store")
+	r := newActRunner(t, act, "DL="+dl.URL, "LOCKSTEP_API_URL="+api.URL, "CURL_CA_BUNDLE="+caBundle(t, dl, api),
+		"IMAGE="+image, "STORE="+storeDir, "KEY="+priv)
+
+	wantOK := func(t *testing.T, j actJob, wants ...string) {
+		t.Helper()
+		if j.code != 0 || !strings.Contains(j.log, "Job succeeded") {
+			t.Fatalf("act: exit %d; want the job to succeed\n%s", j.code, j.log)
+		}
+		for _, w := range wants {
+			if !strings.Contains(j.log, w) {
+				t.Errorf("the job's log lacks %q\n%s", w, j.log)
+			}
+		}
+	}
+	cached := func(tag string) string {
+		return filepath.Join(r.toolCache(), "lockstep", strings.TrimPrefix(tag, "v"), runtime.GOARCH, "lockstep")
+	}
+
+	t.Run("install-only", func(t *testing.T) {
+		j := r.run(t, "install-only.yml")
+		wantOK(t, j, "outputs: path="+cached("v1.6.0")+" version=v1.6.0", "on the PATH: "+cached("v1.6.0"),
+			"lockstep dev (development build, not a release)")
+	})
+
+	t.Run("@v1 is the newest published v1.x.y", func(t *testing.T) {
+		j := r.run(t, "resolve-major.yml")
+		wantOK(t, j, "outputs: path="+cached("v1.9.0")+" version=v1.9.0", "v1 is release v1.9.0")
+	})
+
+	t.Run("a bad checksum fails the job and installs nothing", func(t *testing.T) {
+		j := r.run(t, "bad-checksum.yml")
+		if j.code == 0 || !strings.Contains(j.log, "::error title=lockstep install::"+archiveName("v1.7.0")+" has SHA-256 ") {
+			t.Errorf("act: exit %d; want a failed job with the install's own message\n%s", j.code, j.log)
+		}
+		if strings.Contains(j.log, "| a later step ran") {
+			t.Error("a step after the refused install ran")
+		}
+		if _, err := os.Stat(filepath.Dir(cached("v1.7.0"))); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the refused release is in the tool cache: %v", err)
+		}
+	})
+
+	channel := func(t *testing.T) int64 { return storeChannel(t, storeDir).Generation }
+
+	t.Run("record and publish, then a moved tag is refused", func(t *testing.T) {
+		j := r.run(t, "publish.yml")
+		wantOK(t, j, "generation=1 version=v1.6.0")
+		if g := channel(t); g != 1 {
+			t.Fatalf("after the first publish the channel names generation %d, want 1", g)
+		}
+		j = r.run(t, "publish.yml")
+		wantOK(t, j, "generation=2 version=v1.6.0")
+		// The tag moves: the next release is refused, and the channel stays.
+		if _, err := memregistry.PushImage(image, 512); err != nil {
+			t.Fatal(err)
+		}
+		j = r.run(t, "publish.yml")
+		refusal := grepLines(j.log, "::error title=lockstep record::")
+		if j.code == 0 || !strings.Contains(refusal, "refusing 1 moved tag (same tag, other bytes): web (") {
+			t.Errorf("act: exit %d; want the moved tag refused in an annotation\n%s", j.code, j.log)
+		}
+		// The way out is named as the Action's input, not the CLI's flag.
+		if !strings.Contains(refusal, "allow-moved-tag NAME") || strings.Contains(refusal, "--allow-moved-tag") {
+			t.Errorf("the refusal names the flag, not the input allow-moved-tag: %s", refusal)
+		}
+		if g := channel(t); g != 2 {
+			t.Errorf("after the refusal the channel names generation %d, want 2", g)
+		}
+	})
+}
+
+// grepLines is the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -47,6 +47,20 @@ GATES=${GATES:-1000}
 LATENCY_MS=${LATENCY_MS:-30}
 OUTAGE=${OUTAGE:-1s}
 CONNS=16 # transport.DefaultPolicy's MaxConnsPerHost: the gate's connections to one host
+# GATES gates in one process hold up to CONNS connections each, and the
+# CDN the other ends: 1,000 gates need over 32,000 descriptors, where a
+# real fleet spreads them over 1,000 machines. Past the limit the gates
+# fail on their own accept(2) errors ("too many open files"), which the
+# storm would count as gates that could not check: raise the limit, as
+# far as this user may, and say what it is.
+need_fds=$((GATES * CONNS * 2 + 4096))
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$need_fds" ]; then
+	ulimit -Hn "$need_fds" 2>/dev/null || true
+	ulimit -n "$need_fds" 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+fi
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$need_fds" ]; then
+	echo "bench/closure.sh: $GATES gates need $need_fds file descriptors and this user may open $(ulimit -n): the storm's could-not-check counts are the limit's, not the gates' (run as root, or GATES=$(( ($(ulimit -n) - 4096) / CONNS / 2 )))" >&2
+fi
 TOXIPROXY=${TOXIPROXY:-.cache/bin/toxiproxy-server}
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 for bin in "$NGINX" "$TOXIPROXY"; do
@@ -215,7 +229,7 @@ echo
 cat "$DIR/inproc"
 
 echo
-echo "# $GATES gates booting at once (bench/closurenet storm, one process, one loopback CDN that counts), $ASSETS assets"
+echo "# $GATES gates booting at once (bench/closurenet storm, one process, one loopback CDN that counts), $ASSETS assets, open files limit $(ulimit -n)"
 echo "| round | CDN | requests | per gate | closure | requests - gates × closure (retries; below 0: gates that gave up) | busiest 100 ms | at ms | span ms | allowed | could not check | p50 ms | p99 ms |"
 echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for r in $(seq "$ROUNDS"); do

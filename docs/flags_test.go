@@ -14,14 +14,14 @@ import (
 )
 
 // otherTools are the flags of other programs that the documents use
-// (aws, kubectl, cosign, crane, curl, goreleaser, helm, sha256sum,
+// (act, aws, kubectl, cosign, crane, curl, goreleaser, helm, sha256sum,
 // systemctl, systemd-analyze).
 var otherTools = map[string]bool{
 	"--auto-scaling-group-name": true, "--lifecycle-hook-name": true, "--lifecycle-transition": true,
 	"--default-result": true, "--heartbeat-timeout": true, "--cert": true, "--type": true, "--clean": true,
 	"--snapshot": true, "--ignore-missing": true, "--new-bundle-format": true, "--now": true, "--parallel": true,
 	"--parallel-max": true, "--http2": true, "--cacert": true, "--predicate": true, "--recursive": true, "--repo": true, "--set-platform": true, "--tlog-upload": true,
-	"--root": true, "--proto-redir": true,
+	"--root": true, "--proto-redir": true, "--local-repository": true,
 	"--create-namespace": true, "--namespace": true, "--set": true, "--set-file": true, "--validate": true, "--wait": true,
 }
 

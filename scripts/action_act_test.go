@@ -42,12 +42,16 @@ type actJob struct {
 // workflows use, in a repository and a home (act's tool cache) of its own.
 type actRunner struct {
 	act, repo, home string
-	env             []string // --env KEY=VALUE for the job
+	// checkout is the Action's own files (actionCheckout), what
+	// lockstep-dev/lockstep@REF resolves to.
+	checkout string
+	env      []string // --env KEY=VALUE for the job
 }
 
 func newActRunner(t *testing.T, act string, env ...string) *actRunner {
 	t.Helper()
-	r := &actRunner{act: act, repo: t.TempDir(), home: t.TempDir(), env: env}
+	r := &actRunner{act: act, repo: t.TempDir(), home: t.TempDir(), checkout: t.TempDir(), env: env}
+	actionCheckout(t, r.checkout)
 	wf := filepath.Join(r.repo, ".github", "workflows")
 	if err := os.MkdirAll(wf, 0o755); err != nil {
 		t.Fatal(err)
@@ -81,13 +85,9 @@ func (r *actRunner) toolCache() string { return filepath.Join(r.home, ".cache", 
 
 func (r *actRunner) run(t *testing.T, workflow string) actJob {
 	t.Helper()
-	checkout, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	args := []string{"push", "-W", ".github/workflows/" + workflow, "-P", "ubuntu-latest=-self-hosted"}
 	for _, ref := range []string{"v1", "v1.6.0", "v1.7.0"} {
-		args = append(args, "--local-repository", "lockstep-dev/lockstep@"+ref+"="+checkout)
+		args = append(args, "--local-repository", "lockstep-dev/lockstep@"+ref+"="+r.checkout)
 	}
 	for _, e := range r.env {
 		args = append(args, "--env", e)
@@ -99,7 +99,7 @@ func (r *actRunner) run(t *testing.T, workflow string) actJob {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + r.home, "XDG_CACHE_HOME=" + filepath.Join(r.home, ".cache")}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
+	err := cmd.Run()
 	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -108,6 +108,40 @@ func (r *actRunner) run(t *testing.T, workflow string) actJob {
 		t.Fatalf("act: %v\n%s", err, out.String())
 	}
 	return actJob{code: code, log: out.String()}
+}
+
+// actionCheckout writes the Action as a workflow checks it out into dir:
+// the files of the repository that action.yml runs (action.yml,
+// scripts/*.sh, scripts/lib, deploy/hooks), copied from this checkout. act
+// copies a --local-repository whole for every job and every ref; the clone
+// itself, with a four-platform dist/ of some 470 MB, made each job take a
+// minute.
+func actionCheckout(t *testing.T, dir string) {
+	t.Helper()
+	for _, pattern := range []string{"action.yml", "scripts/*.sh", "scripts/lib/*", "deploy/hooks/*"} {
+		matches, err := filepath.Glob(filepath.Join("..", pattern))
+		if err != nil || len(matches) == 0 {
+			t.Fatalf("%s matches nothing (%v)", pattern, err)
+		}
+		for _, m := range matches {
+			rel, _ := filepath.Rel("..", m)
+			b, err := os.ReadFile(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fi, err := os.Stat(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst := filepath.Join(dir, rel)
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dst, b, fi.Mode().Perm()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 // TestActionUnderAct runs the Action as users run it, under a real runner

@@ -31,6 +31,8 @@ type NotFoundError struct {
 	// ListErr is why the store's releases or channels could not be
 	// listed (the message then says only what was not found).
 	ListErr error
+	// Err is the store's own answer (it wraps manifest.ErrNotFound).
+	Err error
 }
 
 func (e *NotFoundError) Error() string {
@@ -50,13 +52,19 @@ func (e *NotFoundError) Error() string {
 	return b.String()
 }
 
-func (e *NotFoundError) Unwrap() error { return manifest.ErrNotFound }
+// Unwrap is the store's own answer, which wraps manifest.ErrNotFound.
+func (e *NotFoundError) Unwrap() error {
+	if e.Err == nil {
+		return manifest.ErrNotFound
+	}
+	return e.Err
+}
 
 // notFound is the *NotFoundError for a channel that st, named name, does
-// not hold: it lists the store's releases and, when the release is among
-// them, its channels.
-func notFound(ctx context.Context, st manifest.Store, name, release, channel string) error {
-	e := &NotFoundError{Store: name, Release: release, Channel: channel}
+// not hold (cause: st's answer): it lists the store's releases and, when
+// the release is among them, its channels.
+func notFound(ctx context.Context, st manifest.Store, name, release, channel string, cause error) error {
+	e := &NotFoundError{Store: name, Release: release, Channel: channel, Err: cause}
 	rels, err := st.Releases(ctx)
 	if err != nil {
 		e.ListErr = err

@@ -214,7 +214,7 @@ func Status(ctx context.Context, st manifest.Store, release, channel string) (*S
 func read(ctx context.Context, st manifest.Store, release, channel string) (*manifest.Pointer, *manifest.Signed, error) {
 	p, err := st.Channel(ctx, release, channel)
 	if errors.Is(err, manifest.ErrNotFound) {
-		return nil, nil, notFound(ctx, st, storeName(st, ""), release, channel)
+		return nil, nil, notFound(ctx, st, storeName(st, ""), release, channel, err)
 	}
 	if err != nil {
 		return nil, nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -362,5 +363,18 @@ func TestChannelSourcePrevious(t *testing.T) {
 	other := store.ChannelSource{Store: st, Release: "web", Channel: "staging"}
 	if s, err := other.Previous(ctx); s != nil || err != nil {
 		t.Errorf("Previous of a channel not yet moved = %v, %v; want nil, nil", s, err)
+	}
+}
+
+// TestNotFoundKeepsItsCause: a channel the store lacks is a
+// *store.NotFoundError that lists what the store holds and keeps the
+// store's own answer, which is manifest.ErrNotFound.
+func TestNotFoundKeepsItsCause(t *testing.T) {
+	st := newStore(t)
+	publish(t, st, "production", 1)
+	_, err := store.Status(context.Background(), st, "web", "staging")
+	var nf *store.NotFoundError
+	if !errors.As(err, &nf) || !errors.Is(err, manifest.ErrNotFound) || nf.Err == nil || !slices.Equal(nf.Channels, []string{"production"}) {
+		t.Fatalf("Status of a missing channel = %v (%#v); want a NotFoundError keeping the store's not-found, listing production", err, nf)
 	}
 }

@@ -102,6 +102,34 @@ func writeFile(t *testing.T, p, body string) {
 
 // admit runs a default admit of the instance's page against mpath and
 // returns the exit code, the decision and the state directory.
+// expect runs admit with args and holds it to code: admitted (0) with
+// checks on both the instance and the CDN and the trusted state written,
+// or refused with a finding of kind for subject whose message holds want
+// and nothing written.
+func (e servedEnv) expect(t *testing.T, mpath string, args []string, code int, kind admission.Kind, subject, want string) {
+	t.Helper()
+	got, d, state := e.admit(t, mpath, args...)
+	refusing := d.Refusals()
+	if got != code {
+		t.Fatalf("exit %d, want %d; findings %+v", got, code, refusing)
+	}
+	if written := stateWritten(t, state); written != (code == 0) {
+		t.Errorf("trusted state written: %v, want %v", written, code == 0)
+	}
+	if code == 0 {
+		if d.InstanceChecked == 0 || d.CDNChecked == 0 {
+			t.Errorf("admitted with %d checks on the instance and %d on the CDN, want both", d.InstanceChecked, d.CDNChecked)
+		}
+		return
+	}
+	for _, f := range refusing {
+		if f.Kind == kind && f.Subject == subject && strings.Contains(f.Message, want) {
+			return
+		}
+	}
+	t.Errorf("no %s finding for %s naming %q; findings %+v", kind, subject, want, refusing)
+}
+
 func (e servedEnv) admit(t *testing.T, mpath string, extra ...string) (int, admission.Decision, string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -262,29 +290,7 @@ func TestAttackServed(t *testing.T) {
 					args[i] = e.cdn + "/"
 				}
 			}
-			code, d, state := e.admit(t, mpath, args...)
-			refusing := d.Refusals()
-			if code != tc.code {
-				t.Fatalf("exit %d, want %d; findings %+v", code, tc.code, refusing)
-			}
-			if written := stateWritten(t, state); written != (tc.code == 0) {
-				t.Errorf("trusted state written: %v, want %v", written, tc.code == 0)
-			}
-			if tc.code == 0 {
-				if d.InstanceChecked == 0 || d.CDNChecked == 0 {
-					t.Errorf("admitted with %d checks on the instance and %d on the CDN, want both", d.InstanceChecked, d.CDNChecked)
-				}
-				return
-			}
-			found := false
-			for _, f := range refusing {
-				if f.Kind == tc.kind && f.Subject == tc.subject && strings.Contains(f.Message, tc.where) {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("no %s finding for %s naming %q; findings %+v", tc.kind, tc.subject, tc.where, refusing)
-			}
+			e.expect(t, mpath, args, tc.code, tc.kind, tc.subject, tc.where)
 		})
 	}
 }

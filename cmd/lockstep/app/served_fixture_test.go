@@ -100,26 +100,7 @@ func runSplit(t *testing.T, e servedEnv, mpath string, probes []string, cases []
 			for _, p := range probes {
 				args = append(args, "--probe", p)
 			}
-			code, d, state := e.admit(t, mpath, args...)
-			refusing := d.Refusals()
-			if code != tc.code {
-				t.Fatalf("exit %d, want %d; findings %+v", code, tc.code, refusing)
-			}
-			if written := stateWritten(t, state); written != (tc.code == 0) {
-				t.Errorf("trusted state written: %v, want %v", written, tc.code == 0)
-			}
-			if tc.code == 0 {
-				if d.InstanceChecked == 0 || d.CDNChecked == 0 {
-					t.Errorf("admitted with %d checks on the instance and %d on the CDN, want both", d.InstanceChecked, d.CDNChecked)
-				}
-				return
-			}
-			for _, f := range refusing {
-				if f.Kind == tc.kind && f.Subject == tc.subject && strings.Contains(f.Message, tc.want) {
-					return
-				}
-			}
-			t.Errorf("no %s finding for %s on the %s; findings %+v", tc.kind, tc.subject, tc.want, refusing)
+			e.expect(t, mpath, args, tc.code, tc.kind, tc.subject, tc.want)
 		})
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lockstep-dev/lockstep/internal/systemdtest"
+	"github.com/lockstep-dev/lockstep/internal/testenv"
 )
 
 // fileSpec is an entry of an archive's files or an nfpm's contents.
@@ -444,4 +445,32 @@ func snapshotGatesTheIngress(t *testing.T, s snapshot) {
 		carries(t, "the .rpm", root, packageWhere)
 		gatesTheIngress(t, "the .rpm", root)
 	})
+}
+
+// TestUnitsRunLockstepByName: the units name lockstep without a path, and
+// the docs say that systemd then runs /usr/local/bin/lockstep (the archive,
+// cloud-init) before /usr/bin/lockstep (the packages). systemd's own search
+// path says which comes first.
+func TestUnitsRunLockstepByName(t *testing.T) {
+	testenv.Require(t, "systemd-path")
+	out, err := exec.Command("systemd-path", "search-binaries-default").Output()
+	if err != nil {
+		t.Fatalf("systemd-path search-binaries-default: %v", err)
+	}
+	dirs := strings.Split(strings.TrimSpace(string(out)), ":")
+	local, usr := slices.Index(dirs, "/usr/local/bin"), slices.Index(dirs, "/usr/bin")
+	if local < 0 || usr < 0 || local > usr {
+		t.Errorf("systemd's search path %q: want /usr/local/bin before /usr/bin, as the units' comments and docs/release.md say", dirs)
+	}
+	for _, rel := range unitFiles(t) {
+		b, err := os.ReadFile(filepath.Join("../deploy/systemd", rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "Exec") && strings.Contains(line, "/lockstep ") {
+				t.Errorf("%s: %q names lockstep by a path; the archive and the packages install it in different places", rel, line)
+			}
+		}
+	}
 }

@@ -41,6 +41,9 @@ have runc || need+=(runc)
 have dockerd || need+=(docker.io)
 have chromium || need+=(chromium)
 have etcd || need+=(etcd-server) # under kube-apiserver (internal/kubetest)
+# The boot gate's walk-through (scripts/bootgate-walkthrough.sh) boots
+# instances whose PID 1 is systemd, from a Debian root it makes once.
+have debootstrap || need+=(debootstrap)
 # The Action's install reads the releases API with jq (as GitHub's runners
 # have it); the artefact tests unpack the .rpm with rpm2cpio and cpio and
 # judge the units with systemd-analyze.

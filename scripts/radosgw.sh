@@ -39,14 +39,7 @@ start) ;;
 esac
 
 # free_port prints a loopback port nothing listens on.
-free_port() {
-  local p
-  for _ in $(seq 1 100); do
-    p=$((20000 + RANDOM % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
-  done
-  echo "radosgw.sh: no free port found" >&2; return 1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib/ports.sh"
 
 # step runs a command with a deadline, its output in log/steps.log.
 step() {

@@ -6,30 +6,20 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/testkit/depcheck"
 )
 
-// testSupport are the packages written for tests: protocol fakes, test
-// PKIs and keys, contract suites, the test environment, and the libraries
-// that exist to serve tests. The binary that boots instances links none of
-// them: `lockstep demo` builds its servers from cmd/lockstep/internal/demo/servers and
-// internal/fixture/dockerapi, which import no test machinery. (Package testing
-// and net/http/httptest are not listed: cosign's dependencies import them,
-// digitorus/pkcs7 the one, sigstore's pkg/tuf both; no package of ours in
-// the binary imports them, which TestBinaryLinksNoTestSupport checks too.)
+// testSupport are the packages written for tests: the test kit
+// (internal/testkit/: protocol fakes, test PKIs and keys, contract suites,
+// the test environment; named by its folder, so a package added to it is
+// denied with the rest) and the libraries that exist to serve tests. The
+// binary that boots instances links none of them: `lockstep demo` builds
+// its servers from cmd/lockstep/internal/demo/servers and
+// internal/fixture/dockerapi, which import no test machinery. (Package
+// testing and net/http/httptest are not listed: cosign's dependencies
+// import them, digitorus/pkcs7 the one, sigstore's pkg/tuf both; no
+// package of ours in the binary imports them, which
+// TestBinaryLinksNoTestSupport checks too.)
 var testSupport = []string{
-	"github.com/lockstep-dev/lockstep/internal/testkit/memregistry",
-	"github.com/lockstep-dev/lockstep/internal/testkit/awsfake",
-	"github.com/lockstep-dev/lockstep/internal/testkit/sigtest",
-	"github.com/lockstep-dev/lockstep/internal/testkit/tlstest",
-	"github.com/lockstep-dev/lockstep/internal/testkit/fleettest",
-	"github.com/lockstep-dev/lockstep/internal/testkit/testenv",
-	"github.com/lockstep-dev/lockstep/internal/testkit/systemdtest",
-	"github.com/lockstep-dev/lockstep/internal/testkit/browsertest",
+	"github.com/lockstep-dev/lockstep/internal/testkit/...",
 	"github.com/go-rod/rod",
-	"github.com/lockstep-dev/lockstep/internal/testkit/golden",
-	"github.com/lockstep-dev/lockstep/internal/testkit/deploycheck",
-	"github.com/lockstep-dev/lockstep/internal/testkit/depcheck",
-	"github.com/lockstep-dev/lockstep/internal/testkit/runningtest",
-	"github.com/lockstep-dev/lockstep/internal/testkit/agenttest",
-	"github.com/lockstep-dev/lockstep/internal/testkit/storetest",
 	"github.com/google/go-containerregistry/pkg/registry",
 	"github.com/google/go-containerregistry/internal/httptest",
 	"github.com/johannesboyne/gofakes3",

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -52,13 +53,22 @@ type Graph struct {
 // fails or when the patterns match no package (a guard that checks nothing
 // is no guard).
 func List(patterns ...string) (*Graph, error) {
+	return ListEnv(nil, patterns...)
+}
+
+// ListEnv is List with env added to go list's environment, as in
+// "GOOS=darwin": the imports of another platform's build.
+func ListEnv(env []string, patterns ...string) (*Graph, error) {
 	args := append([]string{"list", "-deps", "-f", "{{.DepOnly}} {{.ImportPath}}{{range .Imports}} {{.}}{{end}}"}, patterns...)
 	cmd := exec.Command("go", args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("go list -deps %s: %w\n%s", strings.Join(patterns, " "), err, stderr.Bytes())
+		return nil, fmt.Errorf("%sgo list -deps %s: %w\n%s", envPrefix(env), strings.Join(patterns, " "), err, stderr.Bytes())
 	}
 	g := &Graph{Imports: map[string][]string{}}
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -77,9 +87,16 @@ func List(patterns ...string) (*Graph, error) {
 		return nil, fmt.Errorf("reading go list's output: %w", err)
 	}
 	if len(g.Roots) == 0 {
-		return nil, fmt.Errorf("go list -deps %s matched no package", strings.Join(patterns, " "))
+		return nil, fmt.Errorf("%sgo list -deps %s matched no package", envPrefix(env), strings.Join(patterns, " "))
 	}
 	return g, nil
+}
+
+func envPrefix(env []string) string {
+	if len(env) == 0 {
+		return ""
+	}
+	return strings.Join(env, " ") + " "
 }
 
 // Match reports whether the import path p matches pattern (see Rule).

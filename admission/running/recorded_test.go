@@ -13,8 +13,8 @@ import (
 
 	"github.com/lockstep-dev/lockstep/admission"
 	"github.com/lockstep-dev/lockstep/admission/running"
-	"github.com/lockstep-dev/lockstep/admission/running/runningtest"
-	"github.com/lockstep-dev/lockstep/admission/running/runningtest/crifake"
+	"github.com/lockstep-dev/lockstep/internal/testkit/runningtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/runningtest/crifake"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 

@@ -39,8 +39,8 @@ import (
 	cri "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/lockstep-dev/lockstep/admission/running"
-	"github.com/lockstep-dev/lockstep/admission/running/runningtest/crifake"
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/testkit/runningtest/crifake"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 )
 
 // pushed is what the test registry holds: an index of a runnable image

@@ -24,7 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	kjson "sigs.k8s.io/json"
 
-	"github.com/lockstep-dev/lockstep/internal/deploycheck"
+	"github.com/lockstep-dev/lockstep/internal/testkit/deploycheck"
 )
 
 // objects are the decoded deployment files.

@@ -2,10 +2,7 @@ package helm
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -17,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 
+	"github.com/lockstep-dev/lockstep/internal/testkit/deploycheck"
 	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 )
 
@@ -68,48 +66,14 @@ func render(t *testing.T, release, namespace string, values ...string) ([]byte, 
 }
 
 // object is one decoded Kubernetes object, as JSON decodes it.
-type object = map[string]any
-
-// decodeAll decodes every YAML document of raw into objects (JSON's
-// types: numbers are float64), skipping empty documents.
-func decodeAll(t *testing.T, where string, raw []byte) []object {
-	t.Helper()
-	var out []object
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	for i := 0; ; i++ {
-		var doc any
-		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
-			return out
-		} else if err != nil {
-			t.Fatalf("%s document %d: %v", where, i, err)
-		}
-		if doc == nil {
-			continue
-		}
-		js, err := json.Marshal(doc)
-		if err != nil {
-			t.Fatalf("%s document %d: %v", where, i, err)
-		}
-		var o object
-		if err := json.Unmarshal(js, &o); err != nil {
-			t.Fatalf("%s document %d is not an object: %v", where, i, err)
-		}
-		out = append(out, o)
-	}
-}
-
-// keyOf names an object: apiVersion, kind, namespace/name.
-func keyOf(o object) string {
-	md, _ := o["metadata"].(map[string]any)
-	return fmt.Sprintf("%v %v %v/%v", o["apiVersion"], o["kind"], md["namespace"], md["name"])
-}
+type object = deploycheck.Object
 
 // byKey indexes objects by keyOf, failing on a duplicate.
 func byKey(t *testing.T, where string, objs []object) map[string]object {
 	t.Helper()
 	m := map[string]object{}
 	for _, o := range objs {
-		k := keyOf(o)
+		k := deploycheck.Key(o)
 		if _, dup := m[k]; dup {
 			t.Errorf("%s: %s twice", where, k)
 		}
@@ -158,7 +122,7 @@ func kustomizeBuild(t *testing.T, dir string) ([]object, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, decodeAll(t, p, b)...)
+		out = append(out, deploycheck.Documents(t, p, b)...)
 	}
 	return out, nil
 }
@@ -250,9 +214,9 @@ func drift(t *testing.T, dir string, rendering []byte) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		want = append(want, decodeAll(t, f, b)...)
+		want = append(want, deploycheck.Documents(t, f, b)...)
 	}
-	got := decodeAll(t, "helm template", rendering)
+	got := deploycheck.Documents(t, "helm template", rendering)
 	for _, o := range got {
 		normalize(o)
 	}

@@ -1,7 +1,6 @@
 package helm
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -16,7 +15,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	kjson "sigs.k8s.io/json"
 
 	"github.com/lockstep-dev/lockstep/admission/webhook"
 	"github.com/lockstep-dev/lockstep/internal/imagename"
@@ -43,59 +41,31 @@ type rendered struct {
 // know.
 func decodeRendered(t *testing.T, namespace string, raw []byte) *rendered {
 	t.Helper()
-	r := &rendered{namespace: namespace, configMaps: map[string]corev1.ConfigMap{}}
-	for i, o := range decodeAll(t, "helm template", raw) {
-		js, err := json.Marshal(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		where := fmt.Sprintf("document %d (%s)", i, keyOf(o))
-		switch fmt.Sprint(o["apiVersion"], " ", o["kind"]) {
-		case "v1 Namespace":
-			r.namespaces = append(r.namespaces, strict[corev1.Namespace](t, where, js))
-		case "v1 ServiceAccount":
-			r.serviceAccounts = append(r.serviceAccounts, strict[corev1.ServiceAccount](t, where, js))
-		case "v1 ConfigMap":
-			cm := strict[corev1.ConfigMap](t, where, js)
-			r.configMaps[cm.Name] = cm
-		case "apps/v1 Deployment":
-			if r.deployment != nil {
-				t.Fatalf("%s: a second Deployment", where)
-			}
-			d := strict[appsv1.Deployment](t, where, js)
-			r.deployment = &d
-		case "v1 Service":
-			r.services = append(r.services, strict[corev1.Service](t, where, js))
-		case "policy/v1 PodDisruptionBudget":
-			r.pdbs = append(r.pdbs, strict[policyv1.PodDisruptionBudget](t, where, js))
-		case "admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration":
-			r.webhooks = append(r.webhooks, strict[admissionregistrationv1.ValidatingWebhookConfiguration](t, where, js))
-		case "cert-manager.io/v1 Certificate":
-			r.certificates = append(r.certificates, o)
-		case "cert-manager.io/v1 Issuer":
-			r.issuers = append(r.issuers, o)
-		default:
-			t.Fatalf("%s: a kind this test does not know; teach it", where)
-		}
+	var o deploycheck.Objects
+	o.Decode(t, "helm template", raw, certificateKind, issuerKind)
+	if len(o.Deployments) != 1 || len(o.Services) != 1 || len(o.ServiceAccounts) != 1 {
+		t.Fatalf("want one Deployment, Service and ServiceAccount, got %d, %d, %d", len(o.Deployments), len(o.Services), len(o.ServiceAccounts))
 	}
-	if r.deployment == nil || len(r.services) != 1 || len(r.serviceAccounts) != 1 {
-		t.Fatalf("want one Deployment, Service and ServiceAccount, got %v, %d, %d", r.deployment != nil, len(r.services), len(r.serviceAccounts))
+	r := &rendered{
+		namespace:       namespace,
+		namespaces:      o.Namespaces,
+		serviceAccounts: o.ServiceAccounts,
+		configMaps:      map[string]corev1.ConfigMap{},
+		deployment:      &o.Deployments[0],
+		services:        o.Services,
+		pdbs:            o.PDBs,
+		webhooks:        o.Webhooks,
+		certificates:    o.Other[certificateKind],
+		issuers:         o.Other[issuerKind],
+	}
+	for _, cm := range o.ConfigMaps {
+		r.configMaps[cm.Name] = cm
 	}
 	return r
 }
 
-func strict[T any](t *testing.T, where string, js []byte) T {
-	t.Helper()
-	var v T
-	errs, err := kjson.UnmarshalStrict(js, &v)
-	if err != nil {
-		t.Fatalf("%s: %v", where, err)
-	}
-	for _, e := range errs {
-		t.Errorf("%s: %v", where, e)
-	}
-	return v
-}
+// cert-manager's kinds, which k8s.io/api lacks: kept as objects.
+const certificateKind, issuerKind = "cert-manager.io/v1 Certificate", "cert-manager.io/v1 Issuer"
 
 // container is the webhook's container and what it is configured with:
 // its arguments as flag → value, and its ConfigMap's LOCKSTEP_ variables.

@@ -89,10 +89,10 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func TestConfigMapKeys(t *testing.T) {
 	o := load(t)
 	cms := map[string]corev1.ConfigMap{}
-	for _, cm := range o.configMaps {
+	for _, cm := range o.ConfigMaps {
 		cms[cm.Name] = cm
 	}
-	pod := one(t, "Deployments", o.deployments).Spec.Template.Spec
+	pod := one(t, "Deployments", o.Deployments).Spec.Template.Spec
 	envFrom := 0
 	for _, c := range pod.Containers {
 		for _, ef := range c.EnvFrom {
@@ -145,7 +145,7 @@ func TestMinimumVersion(t *testing.T) {
 	}
 	minor, _ := strconv.Atoi(string(m[1]))
 	need, why := 22, "the kubernetes.io/metadata.name label"
-	for _, c := range one(t, "Deployments", load(t).deployments).Spec.Template.Spec.Containers {
+	for _, c := range one(t, "Deployments", load(t).Deployments).Spec.Template.Spec.Containers {
 		if c.Lifecycle != nil && c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Sleep != nil {
 			need, why = 30, "the preStop sleep action of container "+c.Name
 		}
@@ -207,7 +207,7 @@ func TestCertManager(t *testing.T) {
 		t.Fatal("no serving Certificate")
 	}
 	o := load(t)
-	svc, vwc, d := o.services[0], o.webhooks[0], o.deployments[0]
+	svc, vwc, d := o.Services[0], o.Webhooks[0], o.Deployments[0]
 	if !slices.Contains(serving.Spec.DNSNames, svc.Name+"."+svc.Namespace+".svc") {
 		t.Errorf("dnsNames %q lack %s.%s.svc, the name the API server calls", serving.Spec.DNSNames, svc.Name, svc.Namespace)
 	}

@@ -1,11 +1,6 @@
 package kubernetes
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,40 +8,25 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	kjson "sigs.k8s.io/json"
 
 	"github.com/lockstep-dev/lockstep/internal/testkit/deploycheck"
 )
 
-// objects are the decoded deployment files.
-type objects struct {
-	namespaces      []corev1.Namespace
-	serviceAccounts []corev1.ServiceAccount
-	configMaps      []corev1.ConfigMap
-	deployments     []appsv1.Deployment
-	pdbs            []policyv1.PodDisruptionBudget
-	services        []corev1.Service
-	webhooks        []admissionregistrationv1.ValidatingWebhookConfiguration
-}
-
 // load decodes every document of every YAML file but the kustomization
 // into its API type, refusing unknown fields (a typo in a field name is an
 // error, not a silently ignored setting) and unknown kinds.
-func load(t *testing.T) *objects {
+func load(t *testing.T) *deploycheck.Objects {
 	t.Helper()
 	files, err := filepath.Glob("*.yaml")
 	overlay, _ := filepath.Glob(filepath.Join("webhook", "*.yaml"))
 	if err != nil || len(files) == 0 || len(overlay) == 0 {
 		t.Fatalf("no YAML files: %v", err)
 	}
-	var o objects
+	var o deploycheck.Objects
 	for _, f := range append(files, overlay...) {
 		if filepath.Base(f) == "kustomization.yaml" {
 			continue
@@ -55,62 +35,9 @@ func load(t *testing.T) *objects {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dec := yaml.NewDecoder(bytes.NewReader(raw))
-		for i := 0; ; i++ {
-			var doc map[string]any
-			if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				t.Fatalf("%s document %d: %v", f, i, err)
-			}
-			if doc == nil {
-				continue
-			}
-			js, err := json.Marshal(doc)
-			if err != nil {
-				t.Fatalf("%s document %d: %v", f, i, err)
-			}
-			var tm metav1.TypeMeta
-			if err := json.Unmarshal(js, &tm); err != nil {
-				t.Fatal(err)
-			}
-			where := fmt.Sprintf("%s document %d (%s %s)", f, i, tm.APIVersion, tm.Kind)
-			switch tm.APIVersion + " " + tm.Kind {
-			case "v1 Namespace":
-				o.namespaces = append(o.namespaces, decode[corev1.Namespace](t, where, js))
-			case "v1 ServiceAccount":
-				o.serviceAccounts = append(o.serviceAccounts, decode[corev1.ServiceAccount](t, where, js))
-			case "v1 ConfigMap":
-				o.configMaps = append(o.configMaps, decode[corev1.ConfigMap](t, where, js))
-			case "apps/v1 Deployment":
-				o.deployments = append(o.deployments, decode[appsv1.Deployment](t, where, js))
-			case "policy/v1 PodDisruptionBudget":
-				o.pdbs = append(o.pdbs, decode[policyv1.PodDisruptionBudget](t, where, js))
-			case "v1 Service":
-				o.services = append(o.services, decode[corev1.Service](t, where, js))
-			case "admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration":
-				o.webhooks = append(o.webhooks, decode[admissionregistrationv1.ValidatingWebhookConfiguration](t, where, js))
-			default:
-				t.Fatalf("%s: a kind this test does not know; teach it", where)
-			}
-		}
+		o.Decode(t, f, raw)
 	}
 	return &o
-}
-
-func decode[T any](t *testing.T, where string, js []byte) T {
-	t.Helper()
-	var v T
-	// Case-sensitive, no unknown or duplicate fields: the API server's
-	// strict field validation (kubectl apply --validate=strict).
-	strict, err := kjson.UnmarshalStrict(js, &v)
-	if err != nil {
-		t.Fatalf("%s: %v", where, err)
-	}
-	for _, e := range strict {
-		t.Errorf("%s: %v", where, e)
-	}
-	return v
 }
 
 func one[T any](t *testing.T, what string, items []T) *T {
@@ -128,7 +55,7 @@ const optInLabel, optInValue = "lockstep.dev/webhook", "enabled"
 
 func TestWebhookConfiguration(t *testing.T) {
 	o := load(t)
-	vwc := one(t, "ValidatingWebhookConfigurations", o.webhooks)
+	vwc := one(t, "ValidatingWebhookConfigurations", o.Webhooks)
 	w := one(t, "webhooks", vwc.Webhooks)
 	if w.FailurePolicy == nil || *w.FailurePolicy != admissionregistrationv1.Fail {
 		t.Errorf("failurePolicy = %v, want Fail (fail closed)", deref(w.FailurePolicy))
@@ -190,26 +117,26 @@ func TestWebhookConfiguration(t *testing.T) {
 	// config reaches the Service, at the handler's path, with no object
 	// selector.
 	deploycheck.WebhookRules(t, *w)
-	deploycheck.ReachesService(t, *w, *one(t, "Services", o.services))
+	deploycheck.ReachesService(t, *w, *one(t, "Services", o.Services))
 }
 
 func TestDeployment(t *testing.T) {
 	o := load(t)
-	ns := one(t, "Namespaces", o.namespaces)
+	ns := one(t, "Namespaces", o.Namespaces)
 	if ns.Name != namespace {
 		t.Errorf("namespace %q, want %q", ns.Name, namespace)
 	}
 	for _, m := range []metav1.ObjectMeta{
-		o.deployments[0].ObjectMeta, one(t, "Services", o.services).ObjectMeta,
-		one(t, "PodDisruptionBudgets", o.pdbs).ObjectMeta, one(t, "ServiceAccounts", o.serviceAccounts).ObjectMeta,
-		o.configMaps[0].ObjectMeta, o.configMaps[1].ObjectMeta,
+		o.Deployments[0].ObjectMeta, one(t, "Services", o.Services).ObjectMeta,
+		one(t, "PodDisruptionBudgets", o.PDBs).ObjectMeta, one(t, "ServiceAccounts", o.ServiceAccounts).ObjectMeta,
+		o.ConfigMaps[0].ObjectMeta, o.ConfigMaps[1].ObjectMeta,
 	} {
 		if m.Namespace != namespace {
 			t.Errorf("%s is in namespace %q, want %q", m.Name, m.Namespace, namespace)
 		}
 	}
 
-	d := one(t, "Deployments", o.deployments)
+	d := one(t, "Deployments", o.Deployments)
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
 		t.Errorf("replicas = %v, want 2", deref(d.Spec.Replicas))
 	}
@@ -222,8 +149,8 @@ func TestDeployment(t *testing.T) {
 		t.Errorf("the Deployment's selector %v does not match its pods %v", d.Spec.Selector, podLabels)
 	}
 	pod := d.Spec.Template.Spec
-	if pod.ServiceAccountName != o.serviceAccounts[0].Name {
-		t.Errorf("serviceAccountName %q, want %q", pod.ServiceAccountName, o.serviceAccounts[0].Name)
+	if pod.ServiceAccountName != o.ServiceAccounts[0].Name {
+		t.Errorf("serviceAccountName %q, want %q", pod.ServiceAccountName, o.ServiceAccounts[0].Name)
 	}
 	if psc := pod.SecurityContext; psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.SeccompProfile == nil ||
 		psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
@@ -270,7 +197,7 @@ func TestDeployment(t *testing.T) {
 	if !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == "https" && p.ContainerPort == 8443 }) {
 		t.Errorf("container ports %v, want https 8443", c.Ports)
 	}
-	svc := o.services[0]
+	svc := o.Services[0]
 	if !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(podLabels)) || len(svc.Spec.Selector) == 0 {
 		t.Errorf("the Service's selector %v does not match the pods %v", svc.Spec.Selector, podLabels)
 	}
@@ -281,7 +208,7 @@ func TestDeployment(t *testing.T) {
 	}
 
 	// The PodDisruptionBudget keeps a replica through voluntary disruptions.
-	pdb := o.pdbs[0]
+	pdb := o.PDBs[0]
 	s, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
 	if err != nil || !s.Matches(labels.Set(podLabels)) {
 		t.Errorf("the PodDisruptionBudget's selector %v does not match the pods", pdb.Spec.Selector)
@@ -292,7 +219,7 @@ func TestDeployment(t *testing.T) {
 
 	// The arguments are flags lockstep webhook has, and the files they
 	// name are mounted.
-	checkArgs(t, c, pod.Volumes, o.configMaps)
+	checkArgs(t, c, pod.Volumes, o.ConfigMaps)
 }
 
 // checkArgs checks the container's command line against lockstep

@@ -147,7 +147,7 @@ func startWebhook(t *testing.T, tl webhookTLS, args ...string) (string, func()) 
 // namespaces left out) as shipped.
 func shippedWebhookConfiguration(t *testing.T, name, addr string, caBundle []byte, label string) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	t.Helper()
-	vwc := *one(t, "ValidatingWebhookConfigurations", load(t).webhooks)
+	vwc := *one(t, "ValidatingWebhookConfigurations", load(t).Webhooks)
 	if len(vwc.Webhooks) != 1 || vwc.Webhooks[0].ClientConfig.Service == nil || vwc.Webhooks[0].ClientConfig.Service.Path == nil {
 		t.Fatalf("the shipped configuration is not one webhook with a service and a path: %+v", vwc.Webhooks)
 	}

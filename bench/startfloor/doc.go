@@ -5,7 +5,8 @@
 //
 //	gate        what `lockstep admit` links, with no other command
 //	gatenosig   the same without manifest/signature and verify/imagesig,
-//	            that is without cosign/v2/pkg/cosign
+//	            that is without cosign/v2/pkg/cosign (the list they share
+//	            is the package admitnosig)
 //	gatecore    what a gate cannot do without: the check, the runtimes,
 //	            the trusted state, the CDN check, keyed verification by
 //	            sigstore/sigstore, the CLI; no AWS, registry or cosign

@@ -251,6 +251,13 @@ func ValidatePath(p string) error {
 			return fmt.Errorf("%q contains the space character %U (only ' ' is allowed)", p, c)
 		}
 	}
+	return validateSegments(p)
+}
+
+// validateSegments checks the segments of p, a path that passed the
+// checks of its characters: none empty, "." or "..", none with leading or
+// trailing space (Unicode's, which no ASCII shortcut skips).
+func validateSegments(p string) error {
 	for rest := p; ; {
 		seg, more, found := strings.Cut(rest, "/")
 		switch seg {

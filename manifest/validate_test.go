@@ -39,22 +39,8 @@ func validatePathUnicode(p string) error {
 			return fmt.Errorf("%q contains the space character %U (only ' ' is allowed)", p, c)
 		}
 	}
-	for rest := p; ; {
-		seg, more, found := strings.Cut(rest, "/")
-		switch seg {
-		case "":
-			return fmt.Errorf("%q has an empty segment", p)
-		case ".", "..":
-			return fmt.Errorf("%q has a %q segment", p, seg)
-		}
-		if strings.TrimSpace(seg) != seg {
-			return fmt.Errorf("%q has a segment with leading or trailing space", p)
-		}
-		if !found {
-			return nil
-		}
-		rest = more
-	}
+	// The segments have no ASCII shortcut: ValidatePath's own check.
+	return validateSegments(p)
 }
 
 // samePathAnswer fails t unless ValidatePath and the oracle give p the

@@ -73,23 +73,8 @@ mkdir -p "$DIR/certs"
 export SSL_CERT_DIR=$DIR/certs
 
 echo "== starting nginx on $BASE and $TLS_BASE (HTTP/2)" >&2
-mkdir -p "$DIR/nginx/logs" "$DIR/nginx/tmp"
-cat >"$DIR/nginx/nginx.conf" <<CONF
-daemon off;
-master_process off;
-worker_processes 1;
-error_log $DIR/nginx/logs/error.log warn;
-pid $DIR/nginx/nginx.pid;
-events { worker_connections 4096; }
-http {
+nginx_conf "$DIR/nginx" 4096 <<CONF
   access_log off;
-  client_body_temp_path $DIR/nginx/tmp;
-  proxy_temp_path $DIR/nginx/tmp;
-  fastcgi_temp_path $DIR/nginx/tmp;
-  uwsgi_temp_path $DIR/nginx/tmp;
-  scgi_temp_path $DIR/nginx/tmp;
-  default_type application/javascript;
-  keepalive_requests 10000000;
   open_file_cache max=$((N < 15000 ? N + 1000 : 16000)); # open descriptors: under the hard limit (often 20,000)
   root $DIR/root;
   server { listen 127.0.0.1:$PORT; }
@@ -98,7 +83,6 @@ http {
     ssl_certificate $DIR/cert.pem;
     ssl_certificate_key $DIR/key.pem;
   }
-}
 CONF
 "$NGINX" -p "$DIR/nginx" -c "$DIR/nginx/nginx.conf" &
 NGINX_PID=$! # master_process off: this process is the worker

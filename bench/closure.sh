@@ -92,28 +92,12 @@ echo "== writing the build of $ASSETS assets twice: under the CDN (loopback) and
 read -r PAGES CLOSURE ALL < <(sed 's/[a-z]*=//g' "$DIR/counts")
 CONF=$(cat "$DIR/lo/config.txt")
 
-mkdir -p "$DIR/nginx/logs" "$DIR/nginx/tmp"
-cat >"$DIR/nginx/nginx.conf" <<CONF
-daemon off;
-master_process off;
-worker_processes 1;
-error_log $DIR/nginx/logs/error.log warn;
-pid $DIR/nginx/nginx.pid;
-events { worker_connections 8192; }
-http {
-  client_body_temp_path $DIR/nginx/tmp;
-  proxy_temp_path $DIR/nginx/tmp;
-  fastcgi_temp_path $DIR/nginx/tmp;
-  uwsgi_temp_path $DIR/nginx/tmp;
-  scgi_temp_path $DIR/nginx/tmp;
-  default_type application/javascript;
-  keepalive_requests 10000000;
+nginx_conf "$DIR/nginx" 8192 <<CONF
   log_format sizes '\$request_length \$bytes_sent';
   access_log off;
   server { listen 127.0.0.1:$CDN_PORT; root $DIR/lo/cdn; access_log $DIR/cdn.log sizes; }
   server { listen 127.0.0.1:$APP_PORT; root $DIR/lo/app; default_type text/html; }
   server { listen 127.0.0.1:$APP_RTT_PORT; root $DIR/rtt/app; default_type text/html; }
-}
 CONF
 "$NGINX" -p "$DIR/nginx" -c "$DIR/nginx/nginx.conf" &
 PIDS+=($!)

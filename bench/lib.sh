@@ -45,3 +45,33 @@ gobench() {
 			printf "# %s\n", $0
 			printf "bench %s %s %.3f us %s, %s\n", name, role, ns / per / 1000, bench, label }'
 }
+
+# nginx_conf DIR CONNECTIONS writes DIR/nginx.conf for one nginx process in
+# the foreground that is its own worker (master_process off: the PID the
+# script starts is the one serving), with CONNECTIONS connections, its logs,
+# PID and temporary files under DIR, JavaScript as the default type and
+# keep-alive connections that last the whole run; the lines of its http
+# block that are the script's own (servers, roots, logs) come on stdin.
+nginx_conf() {
+	mkdir -p "$1/logs" "$1/tmp"
+	{
+		cat <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+error_log $1/logs/error.log warn;
+pid $1/nginx.pid;
+events { worker_connections $2; }
+http {
+  client_body_temp_path $1/tmp;
+  proxy_temp_path $1/tmp;
+  fastcgi_temp_path $1/tmp;
+  uwsgi_temp_path $1/tmp;
+  scgi_temp_path $1/tmp;
+  default_type application/javascript;
+  keepalive_requests 10000000;
+CONF
+		cat
+		echo "}"
+	} >"$1/nginx.conf"
+}

@@ -72,6 +72,21 @@ func TestVersion(t *testing.T) {
 	if _, err := m.Encode(); err == nil {
 		t.Fatal("Encode of a v1 manifest with loads succeeded, want a ValidationError")
 	}
+	back := roundTripAtVersion(t, m)
+	if !slices.Equal(back.Assets.Files[0].Loads, m.Assets.Files[0].Loads) {
+		t.Errorf("loads after a round trip = %q, want %q", back.Assets.Files[0].Loads, m.Assets.Files[0].Loads)
+	}
+	for v, mt := range map[string]string{APIVersion: MediaType, APIVersionV2: MediaTypeV2, APIVersionV3: MediaTypeV3, "lockstep.dev/v4": ""} {
+		if got := MediaTypeOf(v); got != mt {
+			t.Errorf("MediaTypeOf(%q) = %q, want %q", v, got, mt)
+		}
+	}
+}
+
+// roundTripAtVersion sets m's apiVersion to the one its fields need
+// (Version), encodes it and parses it back, failing t on any error.
+func roundTripAtVersion(t *testing.T, m *Manifest) *Manifest {
+	t.Helper()
 	m.APIVersion = m.Version()
 	b, err := m.Encode()
 	if err != nil {
@@ -81,12 +96,5 @@ func TestVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(back.Assets.Files[0].Loads, m.Assets.Files[0].Loads) {
-		t.Errorf("loads after a round trip = %q, want %q", back.Assets.Files[0].Loads, m.Assets.Files[0].Loads)
-	}
-	for v, mt := range map[string]string{APIVersion: MediaType, APIVersionV2: MediaTypeV2, APIVersionV3: MediaTypeV3, "lockstep.dev/v4": ""} {
-		if got := MediaTypeOf(v); got != mt {
-			t.Errorf("MediaTypeOf(%q) = %q, want %q", v, got, mt)
-		}
-	}
+	return back
 }

@@ -32,15 +32,7 @@ func TestServedVersion(t *testing.T) {
 	if !errors.As(err, &ve) || ve.Field != "assets.files[1].served" {
 		t.Fatalf("Encode of a %s manifest with served = %v, want a ValidationError naming assets.files[1].served", m.APIVersion, err)
 	}
-	m.APIVersion = m.Version()
-	b, err := m.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := Parse(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := roundTripAtVersion(t, m)
 	if !back.Assets.Files[1].OnInstance() || back.Assets.Files[0].OnInstance() {
 		t.Errorf("after a round trip served = %q, %q; want \"\", %q", back.Assets.Files[0].Served, back.Assets.Files[1].Served, ServedInstance)
 	}
@@ -79,15 +71,7 @@ func TestEntryVersion(t *testing.T) {
 	if want := fmt.Sprintf("assets.files[%d].entry", main); !errors.As(err, &ve) || ve.Field != want {
 		t.Fatalf("Encode of a %s manifest with an entry = %v, want a ValidationError naming %s", m.APIVersion, err, want)
 	}
-	m.APIVersion = m.Version()
-	b, err := m.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := Parse(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := roundTripAtVersion(t, m)
 	if got, want := back.Assets.Roots(), []string{"assets/main-1a2b.js", "index.html"}; !slices.Equal(got, want) {
 		t.Errorf("Roots after a round trip = %q, want %q", got, want)
 	}

@@ -137,37 +137,32 @@ checkcmd() {
 }
 check() { checkcmd "$@" && "${CMD[@]}"; }
 durations() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["durationNanos"] / 1e9)' "$DIR/out" >>"$DIR/$1.check"; }
+# turn NAME LABEL MANIFEST CONCURRENCY [ENV...]: one timed check of
+# MANIFEST by lockstep (DIR/lockstep-NAME.times and .check) and, when
+# BEFORE is set, by that build (before-NAME): bench lines labelled LABEL,
+# none when LABEL is empty.
+turn() {
+	local name=$1 label=$2
+	shift 2
+	checkcmd "$@"
+	timed "lockstep-$name" "${label:+lockstep}" "$label" "${CMD[@]}"
+	durations "lockstep-$name"
+	if [ -n "$BEFORE" ]; then
+		BIN=$BEFORE checkcmd "$@"
+		timed "before-$name" "${label:+before}" "$label" "${CMD[@]}"
+		durations "before-$name"
+	fi
+}
 
 echo "== $RUNS turns: lockstep and curl on HTTP/1.1, then on HTTP/2 over TLS$([ "$H1TLS" = 0 ] || echo ', then lockstep on HTTP/1.1 over TLS')" >&2
 for _ in $(seq "$RUNS"); do
-	checkcmd "$DIR/manifest-0.json" "$CONCURRENCY"
-	timed lockstep-h1 lockstep "cdn-$N" "${CMD[@]}"
-	durations lockstep-h1
-	if [ -n "$BEFORE" ]; then
-		BIN=$BEFORE checkcmd "$DIR/manifest-0.json" "$CONCURRENCY"
-		timed before-h1 before "cdn-$N" "${CMD[@]}"
-		durations before-h1
-	fi
+	turn h1 "cdn-$N" "$DIR/manifest-0.json" "$CONCURRENCY"
 	timed curl-h1 anchor "cdn-$N" "${CURL[@]}" -K "$DIR/curl-0.conf"
-	checkcmd "$DIR/manifest-1.json" "$CONCURRENCY"
-	timed lockstep-h2 lockstep "cdn-h2-$N" "${CMD[@]}"
-	durations lockstep-h2
-	if [ -n "$BEFORE" ]; then
-		BIN=$BEFORE checkcmd "$DIR/manifest-1.json" "$CONCURRENCY"
-		timed before-h2 before "cdn-h2-$N" "${CMD[@]}"
-		durations before-h2
-	fi
+	turn h2 "cdn-h2-$N" "$DIR/manifest-1.json" "$CONCURRENCY"
 	timed curl-h2 anchor "cdn-h2-$N" "${CURL[@]}" --cacert "$DIR/cert.pem" --http2 -K "$DIR/curl-1.conf"
 	if [ "$SYSROOTS" = 1 ]; then
 		# SSL_CERT_DIR empty: Go's default directories, /etc/ssl/certs.
-		checkcmd "$DIR/manifest-1.json" "$CONCURRENCY" SSL_CERT_DIR=
-		timed lockstep-h2-sysroots "" "" "${CMD[@]}"
-		durations lockstep-h2-sysroots
-		if [ -n "$BEFORE" ]; then
-			BIN=$BEFORE checkcmd "$DIR/manifest-1.json" "$CONCURRENCY" SSL_CERT_DIR=
-			timed before-h2-sysroots "" "" "${CMD[@]}"
-			durations before-h2-sysroots
-		fi
+		turn h2-sysroots "" "$DIR/manifest-1.json" "$CONCURRENCY" SSL_CERT_DIR=
 	fi
 	if [ "$H1TLS" != 0 ]; then
 		checkcmd "$DIR/manifest-1.json" "$CONCURRENCY" GODEBUG=http2client=0

@@ -3,5 +3,7 @@
 // deploy/kubernetes and each rendering of the Helm chart in deploy/helm are
 // held to the same rules (the kinds the webhook configuration sends, the
 // Service it reaches, no object selector, a command line of lockstep
-// webhook's own flags). Imported by tests only.
+// webhook's own flags), and the strict decoder both read them with
+// (Objects.Decode: every document into its API type by apiVersion and
+// kind, unknown fields and kinds refused). Imported by tests only.
 package deploycheck

@@ -151,6 +151,7 @@ func actionCheckout(t *testing.T, dir string) {
 // against a fake release server and releases API over https whose archives
 // hold the real lockstep, a registry and a file store.
 func TestActionUnderAct(t *testing.T) {
+	t.Parallel()
 	if runnerArch == "" || runtime.GOOS != "linux" {
 		t.Skipf("no runner for %s/%s", runtime.GOOS, runtime.GOARCH)
 	}

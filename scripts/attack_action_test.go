@@ -195,6 +195,7 @@ func installEnv(t *testing.T, cache, ca string, extra ...string) []string {
 }
 
 func TestAttackActionInstall(t *testing.T) {
+	t.Parallel()
 	if runnerArch == "" {
 		t.Skipf("no runner architecture for %s", runtime.GOARCH)
 	}

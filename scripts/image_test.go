@@ -63,6 +63,7 @@ func nonrootBase(t *testing.T, reg string) string {
 // workflow does, into the local docker-registry, then pulls it back by
 // digest: both platforms, non-root, no shell, the stamped binary.
 func TestImage(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("LOCKSTEP_TEST_RELEASE") != "1" {
 		t.Skip("builds the image with ko: scripts/test.sh runs it (LOCKSTEP_TEST_RELEASE=1)")
 	}

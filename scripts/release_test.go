@@ -246,6 +246,7 @@ type buildVersion struct {
 }
 
 func TestSnapshotRelease(t *testing.T) {
+	t.Parallel()
 	s := loadSnapshot(t)
 
 	t.Run("every archive, its checksum and its SBOM", func(t *testing.T) {
@@ -439,6 +440,7 @@ func TestSnapshotRelease(t *testing.T) {
 // TestPackagesLint: the .deb passes lintian and the .rpm rpmlint without
 // an error (warnings are logged), as Debian and Fedora expect of a package.
 func TestPackagesLint(t *testing.T) {
+	t.Parallel()
 	s := loadSnapshot(t)
 	if runtime.GOOS != "linux" {
 		t.Skip("lints the linux packages")
@@ -555,6 +557,7 @@ func runScript(t *testing.T, shell, script string, env []string, args ...string)
 }
 
 func TestActionInstallsTheRelease(t *testing.T) {
+	t.Parallel()
 	s := loadSnapshot(t)
 	if runtime.GOOS != "linux" {
 		t.Skip("runs the linux binary")

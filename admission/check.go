@@ -270,8 +270,9 @@ func (c *checker) run(ctx context.Context) {
 		pErrs  = make([]error, len(cfg.Probes))
 	)
 	// A refusal that is final (the manifest refused or unavailable, the
-	// running image another one) ends the waits for the runtime and the
-	// pages at once: waiting cannot turn it into a yes, and a healthy
+	// running image another one, a page that answered naming an asset the
+	// manifest lacks or a foreign host) ends the waits for the runtime and
+	// the pages at once: waiting cannot turn it into a yes, and a healthy
 	// instance's slow start is all the waits are for.
 	waitCtx, stopWaiting := context.WithCancelCause(ctx)
 	defer stopWaiting(nil)
@@ -327,6 +328,18 @@ func (c *checker) run(ctx context.Context) {
 			pages[i], pErrs[i] = waitFor(ctx, waitCtx, c, "probe "+u, probeNotYet, func(ctx context.Context) (*probe.Page, error) {
 				return probe.Fetch(ctx, u, probe.Options{Client: cfg.Client})
 			})
+			if pErrs[i] != nil {
+				return
+			}
+			// A page is fetched once: what it names now is what is judged.
+			select {
+			case <-mDone:
+			case <-ctx.Done():
+				return
+			}
+			if m != nil && c.servesUnlisted(m, pages[i]) {
+				stopWaiting(errFinal)
+			}
 		}()
 	}
 	wg.Wait()

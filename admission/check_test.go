@@ -325,6 +325,25 @@ func TestCheck(t *testing.T) {
 				fx.raw = `{"apiVersion":"lockstep.dev/v1","kind":"ReleaseManifest","release":{"name":"store-web","generation":0}}`
 			},
 			want: []admission.Kind{admission.KindManifestInvalid}, warn: []admission.Kind{admission.KindNotWaitedFor}, maxWait: time.Second},
+		// The container's name is mistyped (it never appears), but the
+		// page answered naming an asset the manifest lacks, or one on a
+		// foreign host: final, so the gate does not wait a minute for the
+		// container, and refuses (exit 1, not 3).
+		{name: "a page naming an unlisted asset does not wait for the container", running: amd64Conf.String(),
+			page: `<!doctype html><script src="CDN/js/app.1111.js"></script><script src="CDN/js/evil.9999.js"></script>`,
+			edit: func(fx *fixture, c *admission.Config) { c.Wait = time.Minute; c.Running = neverRunning{} },
+			want: []admission.Kind{admission.KindAssetMissingOnCDN, admission.KindAssetNotInManifest},
+			warn: []admission.Kind{admission.KindManifestUnsigned, admission.KindNotWaitedFor}, maxWait: time.Second},
+		{name: "a page naming a foreign host does not wait for the container", running: amd64Conf.String(),
+			page: `<!doctype html><script src="CDN/js/app.1111.js"></script><script src="https://evil.example/x.js"></script>`,
+			edit: func(fx *fixture, c *admission.Config) { c.Wait = time.Minute; c.Running = neverRunning{} },
+			want: []admission.Kind{admission.KindAssetForeignHost},
+			warn: []admission.Kind{admission.KindManifestUnsigned, admission.KindNotWaitedFor}, maxWait: time.Second},
+		// The page is the release's: nothing is final, so the missing
+		// container is waited for, to the wait's end.
+		{name: "a page of the release waits for the container", running: amd64Conf.String(),
+			edit: func(fx *fixture, c *admission.Config) { c.Wait = 300 * time.Millisecond; c.Running = neverRunning{} },
+			want: []admission.Kind{admission.KindDependencyUnreachable}, unverified: true},
 		{name: "runtime panics", running: amd64Conf.String(),
 			edit: func(fx *fixture, c *admission.Config) { c.Running = panicky{} },
 			want: []admission.Kind{admission.KindDependencyUnreachable}, unverified: true},
@@ -380,6 +399,13 @@ func dump(d admission.Decision) string {
 type verifierFunc func(*manifest.Signed) error
 
 func (f verifierFunc) Verify(_ context.Context, s *manifest.Signed) error { return f(s) }
+
+// neverRunning is a container that never appears (a mistyped name).
+type neverRunning struct{}
+
+func (neverRunning) Observe(context.Context) (*running.Observation, error) {
+	return nil, fmt.Errorf("docker: no such container acme-wbe: %w", running.ErrNoContainer)
+}
 
 type panicky struct{}
 

@@ -3,7 +3,7 @@ package admission_test
 import (
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/depcheck"
+	"github.com/lockstep-dev/lockstep/internal/testkit/depcheck"
 )
 
 // TestDeps guards the boot path's weight: the gate's packages must not

@@ -11,7 +11,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/admission"
 	"github.com/lockstep-dev/lockstep/admission/running"
-	"github.com/lockstep-dev/lockstep/internal/scenario"
+	"github.com/lockstep-dev/lockstep/internal/fixture/scenario"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 )

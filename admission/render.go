@@ -12,20 +12,14 @@ import (
 )
 
 // Formats are the formats Write takes.
-var Formats = []string{"text", "json"}
+var Formats = report.TextJSON
 
 // Write renders the decision in format: "text" (the verdict, what was
 // observed and checked, every finding and action, for people) or "json"
 // (the Decision, indented, as documented in docs/boot-gate.md; the bytes of
 // `lockstep admit --report`).
 func (d *Decision) Write(w io.Writer, format string) error {
-	switch format {
-	case "text":
-		return d.writeText(w)
-	case "json":
-		return report.WriteJSON(w, d, true)
-	}
-	return report.UnknownFormat(format, Formats)
+	return report.Render(w, format, d, d.writeText)
 }
 
 // WriteFile writes the decision's JSON (Write's "json") to path,

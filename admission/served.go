@@ -68,6 +68,25 @@ func (c *checker) served(m *manifest.Manifest, pages []*probe.Page, errs []error
 	return mapped
 }
 
+// servesUnlisted reports whether the page names an asset that served
+// will refuse whatever else the check finds: one the manifest does not
+// list, or one on a host that is neither a CDN base nor allowed. It adds
+// no finding (served does, for every page, once the waits are over).
+func (c *checker) servesUnlisted(m *manifest.Manifest, p *probe.Page) bool {
+	mapped := probe.Map([]*probe.Page{p}, m.Assets.CDN)
+	for _, id := range mapped.IDs {
+		if _, found := m.Assets.File(id); !found {
+			return true
+		}
+	}
+	for _, u := range mapped.Foreign {
+		if !hostAllowed(u, c.cfg.AllowHosts) {
+			return true
+		}
+	}
+	return false
+}
+
 // hostAllowed reports whether the URL's host is one of allow: "host",
 // "host:port" or "*.domain" (any subdomain of domain).
 func hostAllowed(rawURL string, allow []string) bool {

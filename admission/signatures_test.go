@@ -8,7 +8,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/admission"
 	"github.com/lockstep-dev/lockstep/admission/running"
-	"github.com/lockstep-dev/lockstep/internal/sigtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/sigtest"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/internal/transport/ggcrretry"
 	"github.com/lockstep-dev/lockstep/manifest"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 )
 
 // TestRunQuick runs `QUICK=1 bench/run.sh` (each benchmark once, on small

@@ -21,7 +21,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/lockstep-dev/lockstep/internal/systemdtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/systemdtest"
 )
 
 var update = flag.Bool("update", false, "rewrite deploy/cloud-init/lockstep.yaml's units from deploy/systemd")

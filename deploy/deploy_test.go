@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/admission"
-	"github.com/lockstep-dev/lockstep/internal/scenario"
+	"github.com/lockstep-dev/lockstep/internal/fixture/scenario"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 

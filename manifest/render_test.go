@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/internal/golden"
+	"github.com/lockstep-dev/lockstep/internal/testkit/golden"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 

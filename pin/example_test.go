@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/lockstep-dev/lockstep/internal/memregistry"
+	"github.com/lockstep-dev/lockstep/internal/testkit/memregistry"
 	"github.com/lockstep-dev/lockstep/pin"
 )
 

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lockstep-dev/lockstep/internal/rewrite"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/pin/internal/rewrite"
 	"github.com/lockstep-dev/lockstep/verify/imagesig"
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/memregistry"
+	"github.com/lockstep-dev/lockstep/internal/testkit/memregistry"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verify/imagesig"
 	"github.com/lockstep-dev/lockstep/verify/registry"

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/golden"
-	"github.com/lockstep-dev/lockstep/internal/rewrite"
+	"github.com/lockstep-dev/lockstep/internal/testkit/golden"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/pin/internal/rewrite"
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 

@@ -1,8 +1,8 @@
 package pin
 
 import (
-	"github.com/lockstep-dev/lockstep/internal/rewrite"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/lockstep-dev/lockstep/pin/internal/rewrite"
 	"github.com/lockstep-dev/lockstep/verify/imagesig"
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )

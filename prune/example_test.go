@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/lockstep-dev/lockstep/internal/testkit/storetest"
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
 	"github.com/lockstep-dev/lockstep/manifest/store"
-	"github.com/lockstep-dev/lockstep/manifest/storetest"
 	"github.com/lockstep-dev/lockstep/prune"
 )
 

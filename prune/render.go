@@ -8,23 +8,17 @@ import (
 )
 
 // Formats are the formats Report.Write takes.
-var Formats = []string{"text", "json"}
+var Formats = report.TextJSON
 
 // Write renders the report in format: "text" (a line per object missing,
 // deleted or kept, with why, and how to delete after a dry run) or "json"
 // (the report, indented).
 func (r *Report) Write(w io.Writer, format string) error {
-	switch format {
-	case "json":
-		return report.WriteJSON(w, r, true)
-	case "text":
-	default:
-		return report.UnknownFormat(format, Formats)
-	}
-	verb := "deleted"
-	if r.DryRun {
-		verb = "would delete"
-	}
+	return report.Render(w, format, r, r.writeText)
+}
+
+func (r *Report) writeText(w io.Writer) error {
+	verb := report.Deletion(r.DryRun)
 	for _, e := range r.Missing {
 		fmt.Fprintf(w, "missing %s of kept generation(s) %v\n", e.Key, e.Generations)
 	}
@@ -34,9 +28,5 @@ func (r *Report) Write(w io.Writer, format string) error {
 	for _, e := range r.Kept {
 		fmt.Fprintf(w, "kept %s: %s\n", e.Key, e.Reason)
 	}
-	if r.DryRun && len(r.Deleted) > 0 {
-		_, err := fmt.Fprintln(w, "dry run: pass --yes to delete")
-		return err
-	}
-	return nil
+	return report.DryRunHint(w, r.DryRun, len(r.Deleted))
 }

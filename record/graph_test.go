@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/scenario"
+	"github.com/lockstep-dev/lockstep/internal/fixture/scenario"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
 	"github.com/lockstep-dev/lockstep/manifest/assets/graph"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/lockstep-dev/lockstep/internal/sigtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/sigtest"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/verdict"

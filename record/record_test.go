@@ -13,7 +13,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/lockstep-dev/lockstep/internal/memregistry"
+	"github.com/lockstep-dev/lockstep/internal/testkit/memregistry"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
 )

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/internal/demo/bootgate"
-	"github.com/lockstep-dev/lockstep/internal/memregistry"
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/fixture/scenario"
+	"github.com/lockstep-dev/lockstep/internal/testkit/memregistry"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 )
 
 // actBinary is nektos/act: the clone's .cache/bin/act (scripts/install-deps.sh
@@ -180,7 +180,7 @@ func TestActionUnderAct(t *testing.T) {
 	if _, err := memregistry.PushImage(image, 256); err != nil {
 		t.Fatal(err)
 	}
-	priv, _, err := bootgate.GenerateKey(t.TempDir())
+	priv, _, err := scenario.GenerateKey(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

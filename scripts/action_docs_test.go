@@ -8,7 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/lockstep-dev/lockstep/internal/golden"
+	"github.com/lockstep-dev/lockstep/internal/testkit/golden"
 )
 
 // The part of docs/ci.md generated from action.yml, between these lines.

@@ -15,8 +15,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/demo/bootgate"
-	"github.com/lockstep-dev/lockstep/internal/memregistry"
+	"github.com/lockstep-dev/lockstep/internal/fixture/scenario"
+	"github.com/lockstep-dev/lockstep/internal/testkit/memregistry"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
@@ -248,7 +248,7 @@ func TestActionPublish(t *testing.T) {
 	}))
 	defer cdn.Close()
 	keys := t.TempDir()
-	priv, pub, err := bootgate.GenerateKey(keys)
+	priv, pub, err := scenario.GenerateKey(keys)
 	if err != nil {
 		t.Fatal(err)
 	}

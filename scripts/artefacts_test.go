@@ -30,8 +30,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/lockstep-dev/lockstep/internal/systemdtest"
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/testkit/systemdtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 )
 
 // fileSpec is an entry of an archive's files or an nfpm's contents.

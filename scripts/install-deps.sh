@@ -7,7 +7,7 @@
 # (the browser oracle), etcd (under the tests' real kube-apiserver); from
 # the Go module proxy, the cosign CLI, staticcheck, crane, helm (the chart's
 # tests: helm lint, template, install) and kube-apiserver (from
-# k8s.io/kubernetes, for internal/kubetest's control plane), built once per
+# k8s.io/kubernetes, for internal/testkit/kubetest's control plane), built once per
 # machine into ~/.cache/lockstep/tools and linked into .cache/bin
 # (scripts/lib/tools.sh).
 # The release tools (goreleaser, ko, cyclonedx-gomod) come from
@@ -22,7 +22,7 @@ TOXIPROXY_VERSION=v2.5.0
 STATICCHECK_VERSION=v0.7.0
 # crane v0.21 or later writes artifactType on index entries (the real-index tests).
 CRANE_VERSION=v0.21.0
-# internal/kubetest's control plane; keep in step with kubetest.Version.
+# internal/testkit/kubetest's control plane; keep in step with kubetest.Version.
 KUBE_APISERVER_VERSION=v1.34.4
 # nektos/act, the runner emulator scripts.TestActionUnderAct runs the Action
 # under (host mode: no containers). About 5 min to build once, at load 10.
@@ -40,7 +40,10 @@ have containerd || need+=(containerd)
 have runc || need+=(runc)
 have dockerd || need+=(docker.io)
 have chromium || need+=(chromium)
-have etcd || need+=(etcd-server) # under kube-apiserver (internal/kubetest)
+have etcd || need+=(etcd-server) # under kube-apiserver (internal/testkit/kubetest)
+# The boot gate's walk-through (scripts/bootgate-walkthrough.sh) boots
+# instances whose PID 1 is systemd, from a Debian root it makes once.
+have debootstrap || need+=(debootstrap)
 # The Action's install reads the releases API with jq (as GitHub's runners
 # have it); the artefact tests unpack the .rpm with rpm2cpio and cpio and
 # judge the units with systemd-analyze.

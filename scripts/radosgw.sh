@@ -39,14 +39,7 @@ start) ;;
 esac
 
 # free_port prints a loopback port nothing listens on.
-free_port() {
-  local p
-  for _ in $(seq 1 100); do
-    p=$((20000 + RANDOM % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
-  done
-  echo "radosgw.sh: no free port found" >&2; return 1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib/ports.sh"
 
 # step runs a command with a deadline, its output in log/steps.log.
 step() {
@@ -74,6 +67,9 @@ attempt() {
 fsid = $FSID
 mon host = v1:127.0.0.1:$MONPORT
 public addr = 127.0.0.1
+# The OSD's cluster and heartbeat sockets follow cluster addr: without it
+# they listen on every address (0.0.0.0), not loopback only.
+cluster addr = 127.0.0.1
 auth cluster required = none
 auth service required = none
 auth client required = none
@@ -117,6 +113,14 @@ CONF
     sleep 0.5
   done
   [ -n "$up" ] || { echo "radosgw did not answer on 127.0.0.1:$PORT within 60 s" >>"$D/log/steps.log"; return 1; }
+  # Loopback only: a daemon of this cluster listening on any other address
+  # fails the start (ss lists each listening socket with its process).
+  local pids wide
+  pids=$(cat "$D"/run/*.pid 2>/dev/null | tr '\n' '|')
+  wide=$(ss -ltnpH 2>/dev/null | grep -E "pid=(${pids%|})," | awk '$4 !~ /^(127\.0\.0\.1|\[::1\]):/ {print $4, $6}')
+  if [ -z "$pids" ] || [ -n "$wide" ]; then
+    echo "a daemon of this cluster listens beyond loopback (or none wrote its pid): ${wide:-no pid files}" >>"$D/log/steps.log"; return 1
+  fi
   step 60 radosgw-admin -c ceph.conf user create --uid=test --display-name=test --access-key=RGWAK --secret-key=RGWSECRET || return 1
   cat > "$D/env" <<ENV
 RGW_PORT=$PORT

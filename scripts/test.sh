@@ -15,9 +15,10 @@
 # .ci/run sets, so every landing runs it) adds what is long and not a
 # contributor's every push: the whole four-platform release matrix
 # (LOCKSTEP_TEST_RELEASE_ALL=1: scripts/release-snapshot.sh --all, as the
-# release workflow builds it) and the benchmark scripts' smoke test
-# (LOCKSTEP_TEST_BENCH=1: bench.TestRunQuick, about two minutes). Either
-# of those two may also be set alone. A test left out for want of the flag
+# release workflow builds it), the benchmark scripts' smoke test
+# (LOCKSTEP_TEST_BENCH=1: bench.TestRunQuick, about two minutes; either of
+# those two may also be set alone) and the boot gate's walk-through on
+# systemd instances (scripts.TestBootGateWalkthrough, about 90 s). A test left out for want of the flag
 # says so in its skip message.
 #
 # LOCKSTEP_TEST_RELEASE=0 skips the release path. LOCKSTEP_TEST_RACE=0 runs

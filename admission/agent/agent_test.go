@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/admission"
-	"github.com/lockstep-dev/lockstep/internal/fleettest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/fleettest"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 )

@@ -3,7 +3,7 @@ package agent_test
 import (
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/depcheck"
+	"github.com/lockstep-dev/lockstep/internal/testkit/depcheck"
 )
 
 // TestDeps guards the agent's weight: it runs on every instance beside the

@@ -4,7 +4,7 @@ import (
 	"flag"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/fleettest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/fleettest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

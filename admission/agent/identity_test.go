@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 
-	"github.com/lockstep-dev/lockstep/internal/awsfake"
+	"github.com/lockstep-dev/lockstep/internal/testkit/awsfake"
 )
 
 func TestIdentify(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/internal/tlstest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/tlstest"
 )
 
 func TestServeOptionsCheck(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/admission/probe"
+	"github.com/lockstep-dev/lockstep/internal/fixture/scenario"
 	"github.com/lockstep-dev/lockstep/internal/htmlrefs"
-	"github.com/lockstep-dev/lockstep/internal/scenario"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
 	"github.com/lockstep-dev/lockstep/manifest/assets/graph"
 )

@@ -22,7 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lockstep-dev/lockstep/admission/running"
-	"github.com/lockstep-dev/lockstep/admission/running/runningtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/runningtest"
 	"github.com/lockstep-dev/lockstep/verdict"
 )
 

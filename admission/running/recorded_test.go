@@ -4,18 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/admission"
 	"github.com/lockstep-dev/lockstep/admission/running"
-	"github.com/lockstep-dev/lockstep/admission/running/runningtest"
-	"github.com/lockstep-dev/lockstep/admission/running/runningtest/crifake"
+	"github.com/lockstep-dev/lockstep/internal/testkit/runningtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/runningtest/crifake"
 	"github.com/lockstep-dev/lockstep/manifest"
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // readRecording decodes the recording at path into v.
@@ -304,4 +308,57 @@ func TestRecordedDocker(t *testing.T) {
 	if _, err := observe("docker:gone"); !errors.Is(err, running.ErrNoContainer) {
 		t.Errorf("a missing container: %v, want ErrNoContainer", err)
 	}
+}
+
+// recordRuntimes rewrites the recordings of real runtimes' answers in
+// testdata, which the recorded fakes serve where the runtimes cannot run.
+var recordRuntimes = flag.Bool("record-runtimes", false, "record the real runtimes' answers into testdata")
+
+// recordedCRI is a recording and what the source read from the real
+// runtime (checked there against the pushed digests).
+type recordedCRI struct {
+	Recording *crifake.Recording   `json:"recording"`
+	Want      *running.Observation `json:"want"`
+}
+
+// writeRecording writes v as indented JSON to path.
+func writeRecording(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// daemonVersion is the installed daemon's version line.
+func daemonVersion(t *testing.T, bin string) string {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatalf("%s --version: %v", bin, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// recordedContainerd is what a real containerd held for a running
+// container: the image record's target, its snapshot's parent, the
+// content store's small blobs; and what the source read from it.
+type recordedContainerd struct {
+	Daemon string                   `json:"daemon"`
+	Target ocispec.Descriptor       `json:"target"`
+	Chain  digest.Digest            `json:"chain"`
+	Blobs  map[digest.Digest][]byte `json:"blobs"`
+	Want   *running.Observation     `json:"want"`
+}
+
+// recordedDocker is what a real dockerd answered (the JSON bodies by
+// unversioned path, the API version it announced) and what the source
+// read from it.
+type recordedDocker struct {
+	Daemon     string                     `json:"daemon"`
+	APIVersion string                     `json:"apiVersion"`
+	Answers    map[string]json.RawMessage `json:"answers"`
+	Want       *running.Observation       `json:"want"`
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/admission/running"
-	"github.com/lockstep-dev/lockstep/admission/running/runningtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/runningtest"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/verdict"
 )

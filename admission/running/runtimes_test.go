@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"net"
 	"net/http"
@@ -39,8 +38,8 @@ import (
 	cri "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/lockstep-dev/lockstep/admission/running"
-	"github.com/lockstep-dev/lockstep/admission/running/runningtest/crifake"
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/testkit/runningtest/crifake"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 )
 
 // pushed is what the test registry holds: an index of a runnable image
@@ -391,38 +390,6 @@ func TestRealRuntimes(t *testing.T) {
 	})
 }
 
-// recordRuntimes rewrites the recordings of real runtimes' answers in
-// testdata, which the recorded fakes serve where the runtimes cannot run.
-var recordRuntimes = flag.Bool("record-runtimes", false, "record the real runtimes' answers into testdata")
-
-// recordedCRI is a recording and what the source read from the real
-// runtime (checked there against the pushed digests).
-type recordedCRI struct {
-	Recording *crifake.Recording   `json:"recording"`
-	Want      *running.Observation `json:"want"`
-}
-
-// writeRecording writes v as indented JSON to path.
-func writeRecording(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// daemonVersion is the installed daemon's version line.
-func daemonVersion(t *testing.T, bin string) string {
-	out, err := exec.Command(bin, "--version").Output()
-	if err != nil {
-		t.Fatalf("%s --version: %v", bin, err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // observer returns Observe of the source a spec names, with opt.
 func observer(t *testing.T, ctx context.Context, opt running.Options) func(spec string) (*running.Observation, error) {
 	return func(spec string) (*running.Observation, error) {
@@ -433,27 +400,6 @@ func observer(t *testing.T, ctx context.Context, opt running.Options) func(spec 
 		}
 		return src.Observe(ctx)
 	}
-}
-
-// recordedContainerd is what a real containerd held for a running
-// container: the image record's target, its snapshot's parent, the
-// content store's small blobs; and what the source read from it.
-type recordedContainerd struct {
-	Daemon string                   `json:"daemon"`
-	Target ocispec.Descriptor       `json:"target"`
-	Chain  digest.Digest            `json:"chain"`
-	Blobs  map[digest.Digest][]byte `json:"blobs"`
-	Want   *running.Observation     `json:"want"`
-}
-
-// recordedDocker is what a real dockerd answered (the JSON bodies by
-// unversioned path, the API version it announced) and what the source
-// read from it.
-type recordedDocker struct {
-	Daemon     string                     `json:"daemon"`
-	APIVersion string                     `json:"apiVersion"`
-	Answers    map[string]json.RawMessage `json:"answers"`
-	Want       *running.Observation       `json:"want"`
 }
 
 // unixClient is an HTTP client of the unix socket of host (unix:///path).

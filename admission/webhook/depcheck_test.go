@@ -3,7 +3,7 @@ package webhook
 import (
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/depcheck"
+	"github.com/lockstep-dev/lockstep/internal/testkit/depcheck"
 )
 
 // TestDependencies keeps the webhook's weight in check: it must not pull

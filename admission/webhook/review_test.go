@@ -14,7 +14,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

@@ -16,8 +16,8 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 
-	"github.com/lockstep-dev/lockstep/internal/testenv"
-	"github.com/lockstep-dev/lockstep/internal/tlstest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
+	"github.com/lockstep-dev/lockstep/internal/testkit/tlstest"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 

@@ -50,7 +50,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/admission"
 	"github.com/lockstep-dev/lockstep/admission/agent"
-	"github.com/lockstep-dev/lockstep/internal/fleettest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/fleettest"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 

@@ -3,33 +3,23 @@ package main
 import (
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/depcheck"
+	"github.com/lockstep-dev/lockstep/internal/testkit/depcheck"
 )
 
-// testSupport are the packages written for tests: protocol fakes, test
-// PKIs and keys, contract suites, the test environment, and the libraries
-// that exist to serve tests. The binary that boots instances links none of
-// them: `lockstep demo` builds its servers from internal/demo/servers and
-// internal/dockerapi, which import no test machinery. (Package testing
-// and net/http/httptest are not listed: cosign's dependencies import them,
-// digitorus/pkcs7 the one, sigstore's pkg/tuf both; no package of ours in
-// the binary imports them, which TestBinaryLinksNoTestSupport checks too.)
+// testSupport are the packages written for tests: the test kit
+// (internal/testkit/: protocol fakes, test PKIs and keys, contract suites,
+// the test environment; named by its folder, so a package added to it is
+// denied with the rest) and the libraries that exist to serve tests. The
+// binary that boots instances links none of them: `lockstep demo` builds
+// its servers from cmd/lockstep/internal/demo/servers and
+// internal/fixture/dockerapi, which import no test machinery. (Package
+// testing and net/http/httptest are not listed: cosign's dependencies
+// import them, digitorus/pkcs7 the one, sigstore's pkg/tuf both; no
+// package of ours in the binary imports them, which
+// TestBinaryLinksNoTestSupport checks too.)
 var testSupport = []string{
-	"github.com/lockstep-dev/lockstep/internal/memregistry",
-	"github.com/lockstep-dev/lockstep/internal/awsfake",
-	"github.com/lockstep-dev/lockstep/internal/sigtest",
-	"github.com/lockstep-dev/lockstep/internal/tlstest",
-	"github.com/lockstep-dev/lockstep/internal/fleettest",
-	"github.com/lockstep-dev/lockstep/internal/testenv",
-	"github.com/lockstep-dev/lockstep/internal/systemdtest",
-	"github.com/lockstep-dev/lockstep/internal/browsertest",
+	"github.com/lockstep-dev/lockstep/internal/testkit/...",
 	"github.com/go-rod/rod",
-	"github.com/lockstep-dev/lockstep/internal/golden",
-	"github.com/lockstep-dev/lockstep/internal/deploycheck",
-	"github.com/lockstep-dev/lockstep/internal/depcheck",
-	"github.com/lockstep-dev/lockstep/admission/running/runningtest",
-	"github.com/lockstep-dev/lockstep/admission/agent/agenttest",
-	"github.com/lockstep-dev/lockstep/manifest/storetest",
 	"github.com/google/go-containerregistry/pkg/registry",
 	"github.com/google/go-containerregistry/internal/httptest",
 	"github.com/johannesboyne/gofakes3",

@@ -11,8 +11,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/lockstep-dev/lockstep/internal/kubetest"
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/testkit/kubetest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 )
 
 // standInCRDs creates cert-manager's Certificate and Issuer kinds on the
@@ -61,7 +61,7 @@ func pod(name string) map[string]any {
 }
 
 // TestHelmInstall installs the chart with helm install into a real
-// kube-apiserver (internal/kubetest: no kubelet, scheduler or
+// kube-apiserver (internal/testkit/kubetest: no kubelet, scheduler or
 // controller-manager, so the webhook's pods never run) and checks what the
 // API server stores, and how it then admits pods: the objects exist as the
 // values asked; values the schema refuses install nothing; and, with the

@@ -19,8 +19,8 @@ import (
 	kjson "sigs.k8s.io/json"
 
 	"github.com/lockstep-dev/lockstep/admission/webhook"
-	"github.com/lockstep-dev/lockstep/internal/deploycheck"
 	"github.com/lockstep-dev/lockstep/internal/imagename"
+	"github.com/lockstep-dev/lockstep/internal/testkit/deploycheck"
 )
 
 // rendered is a rendering of the chart, each object decoded strictly into

@@ -12,8 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/lockstep-dev/lockstep/cmd/lockstep/app"
-	"github.com/lockstep-dev/lockstep/internal/sigtest"
-	"github.com/lockstep-dev/lockstep/internal/tlstest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/sigtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/tlstest"
 )
 
 // TestRenderedConfigStarts makes lockstep webhook itself the judge of the

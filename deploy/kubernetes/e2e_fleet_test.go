@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/kubetest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/kubetest"
 )
 
 // fleetReport is what the tests read of `fleet check --format json`.

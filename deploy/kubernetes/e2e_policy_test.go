@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/internal/kubetest"
-	"github.com/lockstep-dev/lockstep/internal/sigtest"
-	"github.com/lockstep-dev/lockstep/internal/tlstest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/kubetest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/sigtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/tlstest"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 

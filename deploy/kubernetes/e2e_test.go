@@ -18,14 +18,14 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
 	"github.com/lockstep-dev/lockstep/cmd/lockstep/app"
-	"github.com/lockstep-dev/lockstep/internal/kubetest"
-	"github.com/lockstep-dev/lockstep/internal/sigtest"
-	"github.com/lockstep-dev/lockstep/internal/testenv"
-	"github.com/lockstep-dev/lockstep/internal/tlstest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/kubetest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/sigtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
+	"github.com/lockstep-dev/lockstep/internal/testkit/tlstest"
 )
 
 // The end-to-end tests run the shipped manifests and lockstep against a
-// real kube-apiserver (internal/kubetest), one per package run.
+// real kube-apiserver (internal/testkit/kubetest), one per package run.
 func TestMain(m *testing.M) { os.Exit(kubetest.Run(m)) }
 
 // release is a signed release, store-web generation 3, whose image web is

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/kubetest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/kubetest"
 )
 
 // apiCase is one request through the API server to the webhook, and what

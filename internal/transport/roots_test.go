@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/internal/tlstest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/tlstest"
 )
 
 // TestRootCAs: WithRootCAs's roots are loaded once, on the first request

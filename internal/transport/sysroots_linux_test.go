@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/internal/tlstest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/tlstest"
 )
 
 // rootsReport is what the helper process prints: both pools' subjects,

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/internal/testkit/storetest"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/blobstore"
-	"github.com/lockstep-dev/lockstep/manifest/storetest"
 )
 
 // memBlobs is blobstore.Blobs in a map, recording every write.

@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/lockstep-dev/lockstep/internal/testkit/storetest"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
-	"github.com/lockstep-dev/lockstep/manifest/storetest"
 )
 
 func newStore(t *testing.T) (*filestore.Store, string) {

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lockstep-dev/lockstep/internal/testkit/storetest"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
 	"github.com/lockstep-dev/lockstep/manifest/store"
-	"github.com/lockstep-dev/lockstep/manifest/storetest"
 )
 
 // TestMain doubles as a publisher process for TestAcrossProcesses.

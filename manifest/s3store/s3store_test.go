@@ -20,11 +20,11 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/lockstep-dev/lockstep/internal/testkit/storetest"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/s3store"
 	"github.com/lockstep-dev/lockstep/manifest/store"
-	"github.com/lockstep-dev/lockstep/manifest/storetest"
 )
 
 // client returns a real SDK client for an S3-compatible endpoint, sending

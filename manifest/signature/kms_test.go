@@ -23,7 +23,7 @@ import (
 
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
 
-	"github.com/lockstep-dev/lockstep/internal/sigtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/sigtest"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/verdict"
 )

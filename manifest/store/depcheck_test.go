@@ -3,7 +3,7 @@ package store_test
 import (
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/depcheck"
+	"github.com/lockstep-dev/lockstep/internal/testkit/depcheck"
 )
 
 // TestDeps guards the boot path's weight: what a consumer links to read a

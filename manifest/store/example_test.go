@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/lockstep-dev/lockstep/internal/testkit/storetest"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
 	"github.com/lockstep-dev/lockstep/manifest/store"
-	"github.com/lockstep-dev/lockstep/manifest/storetest"
 )
 
 // A delayed automation publishing an older plan over a newer one is

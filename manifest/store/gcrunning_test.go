@@ -6,10 +6,10 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/lockstep-dev/lockstep/internal/testkit/storetest"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
 	"github.com/lockstep-dev/lockstep/manifest/store"
-	"github.com/lockstep-dev/lockstep/manifest/storetest"
 	"github.com/lockstep-dev/lockstep/verdict"
 	"github.com/lockstep-dev/lockstep/verify/fleet"
 )

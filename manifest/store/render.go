@@ -11,18 +11,15 @@ import (
 )
 
 // Formats are the formats StatusReport.Write and GCReport.Write take.
-var Formats = []string{"text", "json"}
+var Formats = report.TextJSON
 
 // Write renders the report in format: "text" (aligned, for people: the
 // channel, then its history) or "json" (the report, indented).
 func (r *StatusReport) Write(w io.Writer, format string) error {
-	switch format {
-	case "json":
-		return report.WriteJSON(w, r, true)
-	case "text":
-	default:
-		return report.UnknownFormat(format, Formats)
-	}
+	return report.Render(w, format, r, r.writeText)
+}
+
+func (r *StatusReport) writeText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "release\t%s\n", r.Release)
 	fmt.Fprintf(tw, "channel\t%s\n", r.Channel)
@@ -58,28 +55,18 @@ func (r *StatusReport) Write(w io.Writer, format string) error {
 // Write renders the report in format: "text" (a line per manifest deleted
 // or kept, with why, and how to delete after a dry run) or "json".
 func (r *GCReport) Write(w io.Writer, format string) error {
-	switch format {
-	case "json":
-		return report.WriteJSON(w, r, true)
-	case "text":
-	default:
-		return report.UnknownFormat(format, Formats)
-	}
-	verb := "deleted"
-	if r.DryRun {
-		verb = "would delete"
-	}
+	return report.Render(w, format, r, r.writeText)
+}
+
+func (r *GCReport) writeText(w io.Writer) error {
+	verb := report.Deletion(r.DryRun)
 	for _, e := range r.Deleted {
 		fmt.Fprintf(w, "%s %s generation %d\n", verb, e.Digest, e.Generation)
 	}
 	for _, e := range r.Kept {
 		fmt.Fprintf(w, "kept %s generation %d: %s\n", e.Digest, e.Generation, e.Reason)
 	}
-	if r.DryRun && len(r.Deleted) > 0 {
-		_, err := fmt.Fprintln(w, "dry run: pass --yes to delete")
-		return err
-	}
-	return nil
+	return report.DryRunHint(w, r.DryRun, len(r.Deleted))
 }
 
 // or is s, or alt when s is blank.

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/lockstep-dev/lockstep/internal/testkit/storetest"
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
 	"github.com/lockstep-dev/lockstep/manifest/store"
-	"github.com/lockstep-dev/lockstep/manifest/storetest"
 	"github.com/lockstep-dev/lockstep/manifest/trusted"
 )
 

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/internal/testkit/storetest"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
 	"github.com/lockstep-dev/lockstep/manifest/store"
-	"github.com/lockstep-dev/lockstep/manifest/storetest"
 	"github.com/lockstep-dev/lockstep/manifest/trusted"
 	"github.com/lockstep-dev/lockstep/verdict"
 )

@@ -59,7 +59,7 @@ gotool() {
 
 # kube_apiserver VERSION: kube-apiserver VERSION (a k8s.io/kubernetes
 # version, e.g. v1.34.4), for the tests' real control plane
-# (internal/kubetest), built once per machine into
+# (internal/testkit/kubetest), built once per machine into
 # $LOCKSTEP_CACHE/tools/kube-apiserver@VERSION by
 # scripts/lib/build-kube-apiserver.sh and linked as .cache/bin/kube-apiserver
 # (run from the clone's root). A cached binary is used when its --version

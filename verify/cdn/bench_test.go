@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 )
 

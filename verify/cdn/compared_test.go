@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 	"github.com/lockstep-dev/lockstep/verdict"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
 	assetfiles "github.com/lockstep-dev/lockstep/manifest/assets"
 	"github.com/lockstep-dev/lockstep/verdict"

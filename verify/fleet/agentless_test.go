@@ -16,15 +16,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/lockstep-dev/lockstep/admission/agent"
-	"github.com/lockstep-dev/lockstep/admission/agent/agenttest"
-	"github.com/lockstep-dev/lockstep/internal/awsfake"
-	"github.com/lockstep-dev/lockstep/internal/fleettest"
-	"github.com/lockstep-dev/lockstep/internal/kube"
-	"github.com/lockstep-dev/lockstep/internal/kubefake"
+	"github.com/lockstep-dev/lockstep/internal/testkit/agenttest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/awsfake"
+	"github.com/lockstep-dev/lockstep/internal/testkit/fleettest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/kubefake"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verdict"
 	"github.com/lockstep-dev/lockstep/verify/fleet"
+	"github.com/lockstep-dev/lockstep/verify/fleet/kube"
 )
 
 const webRef = "registry.example/store/web:v1"

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/admission/agent"
-	"github.com/lockstep-dev/lockstep/admission/agent/agenttest"
-	"github.com/lockstep-dev/lockstep/internal/fleettest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/agenttest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/fleettest"
 )
 
 // BenchmarkCheck measures Check over a fleet of 1,000 instances served by

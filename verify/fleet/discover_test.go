@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 
-	"github.com/lockstep-dev/lockstep/internal/awsfake"
+	"github.com/lockstep-dev/lockstep/internal/testkit/awsfake"
 	"github.com/lockstep-dev/lockstep/verdict"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/internal/fleettest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/fleettest"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/store"
 )

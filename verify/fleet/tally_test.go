@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/fleettest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/fleettest"
 )
 
 // TestTallyDuplicateNames: instances that share a name (two targets that

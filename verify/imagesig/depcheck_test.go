@@ -3,7 +3,7 @@ package imagesig_test
 import (
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/depcheck"
+	"github.com/lockstep-dev/lockstep/internal/testkit/depcheck"
 )
 
 // bootPath are the packages a booting instance runs: the boot gate and

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/internal/sigtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/sigtest"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/verify/imagesig"

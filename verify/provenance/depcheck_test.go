@@ -3,7 +3,7 @@ package provenance_test
 import (
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/depcheck"
+	"github.com/lockstep-dev/lockstep/internal/testkit/depcheck"
 )
 
 // TestDeps: the provenance library runs at boot (admit

@@ -16,8 +16,8 @@ import (
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/dsse"
 
-	"github.com/lockstep-dev/lockstep/internal/memregistry"
-	"github.com/lockstep-dev/lockstep/internal/sigtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/memregistry"
+	"github.com/lockstep-dev/lockstep/internal/testkit/sigtest"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/verdict"

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/lockstep-dev/lockstep/internal/memregistry"
+	"github.com/lockstep-dev/lockstep/internal/testkit/memregistry"
 	"github.com/lockstep-dev/lockstep/verdict"
 )
 

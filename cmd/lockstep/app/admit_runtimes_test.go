@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	cri "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/lockstep-dev/lockstep/admission/running/runningtest/crifake"
+	"github.com/lockstep-dev/lockstep/internal/testkit/runningtest/crifake"
 )
 
 // TestAdmitRuntimes: --running cri: and containerd: through the CLI, their

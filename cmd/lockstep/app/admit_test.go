@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/admission"
-	"github.com/lockstep-dev/lockstep/admission/running/runningtest"
 	"github.com/lockstep-dev/lockstep/cmd/lockstep/app"
-	"github.com/lockstep-dev/lockstep/internal/awsfake"
-	"github.com/lockstep-dev/lockstep/internal/scenario"
+	"github.com/lockstep-dev/lockstep/internal/fixture/scenario"
+	"github.com/lockstep-dev/lockstep/internal/testkit/awsfake"
+	"github.com/lockstep-dev/lockstep/internal/testkit/runningtest"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/admission"
-	"github.com/lockstep-dev/lockstep/internal/tlstest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/tlstest"
 )
 
 // TestAdmitTLS: the CDN's certificate, expiring within --tls-warn, is a

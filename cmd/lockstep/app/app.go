@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/lockstep-dev/lockstep/internal/termbar"
+	"github.com/lockstep-dev/lockstep/cmd/lockstep/internal/termbar"
 )
 
 // New returns the lockstep application.

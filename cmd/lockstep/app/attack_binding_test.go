@@ -23,9 +23,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/lockstep-dev/lockstep/admission/running/runningtest"
-	"github.com/lockstep-dev/lockstep/internal/scenario"
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/fixture/scenario"
+	"github.com/lockstep-dev/lockstep/internal/testkit/runningtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 

@@ -20,8 +20,8 @@ import (
 	"github.com/lockstep-dev/lockstep/admission"
 	"github.com/lockstep-dev/lockstep/admission/running"
 	"github.com/lockstep-dev/lockstep/cmd/lockstep/app"
-	"github.com/lockstep-dev/lockstep/internal/scenario"
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/fixture/scenario"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 )

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets/graph"
 )

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/scenario"
+	"github.com/lockstep-dev/lockstep/internal/fixture/scenario"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/admission"
-	"github.com/lockstep-dev/lockstep/internal/scenario"
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/fixture/scenario"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/memregistry"
-	"github.com/lockstep-dev/lockstep/internal/sigtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/memregistry"
+	"github.com/lockstep-dev/lockstep/internal/testkit/sigtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/storetest"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
 	"github.com/lockstep-dev/lockstep/manifest/store"
-	"github.com/lockstep-dev/lockstep/manifest/storetest"
 )
 
 // Class 8 of issue 35: one writer for a manifest on disk. Every command

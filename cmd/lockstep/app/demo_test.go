@@ -9,7 +9,7 @@ import (
 
 // TestDemo runs `lockstep demo` as a user does: every step behaves as
 // designed, and the commands it prints are lockstep's own, keygen's
-// included; internal/demo's TestRun checks each against what ran.
+// included; cmd/lockstep/internal/demo's TestRun checks each against what ran.
 func TestDemo(t *testing.T) {
 	out, errOut, code := lockstepRun(t, "", "demo")
 	if code != 0 || !strings.Contains(out, "demo complete: all 16 steps behaved as designed") {

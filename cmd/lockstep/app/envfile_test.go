@@ -10,7 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/lockstep-dev/lockstep/internal/systemdtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/systemdtest"
 )
 
 // envLine is a line of an environment file: an assignment or a comment.

@@ -17,11 +17,11 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/urfave/cli/v2"
 
-	"github.com/lockstep-dev/lockstep/internal/kube"
 	"github.com/lockstep-dev/lockstep/internal/regfile"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verify/fleet"
+	"github.com/lockstep-dev/lockstep/verify/fleet/kube"
 )
 
 var fleetFormats = []string{"text", "json", "markdown", "sarif"}

@@ -9,9 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/lockstep-dev/lockstep/internal/awsfake"
-	"github.com/lockstep-dev/lockstep/internal/fleettest"
-	"github.com/lockstep-dev/lockstep/internal/kubefake"
+	"github.com/lockstep-dev/lockstep/internal/testkit/awsfake"
+	"github.com/lockstep-dev/lockstep/internal/testkit/fleettest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/kubefake"
 )
 
 // TestFleetCheckCLIAgentless checks an ECS service and a Kubernetes

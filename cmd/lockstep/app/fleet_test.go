@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/admission/agent"
-	"github.com/lockstep-dev/lockstep/admission/agent/agenttest"
-	"github.com/lockstep-dev/lockstep/internal/awsfake"
-	"github.com/lockstep-dev/lockstep/internal/fleettest"
-	"github.com/lockstep-dev/lockstep/internal/tlstest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/agenttest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/awsfake"
+	"github.com/lockstep-dev/lockstep/internal/testkit/fleettest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/tlstest"
 	"github.com/lockstep-dev/lockstep/verify/fleet"
 )
 

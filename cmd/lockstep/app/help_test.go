@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/lockstep-dev/lockstep/internal/golden"
+	"github.com/lockstep-dev/lockstep/internal/testkit/golden"
 )
 
 // TestHelpGolden compares `lockstep --help` and `lockstep CMD --help` of

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/golden"
+	"github.com/lockstep-dev/lockstep/internal/testkit/golden"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 

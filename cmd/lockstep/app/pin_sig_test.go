@@ -15,9 +15,9 @@ import (
 	ggcr "github.com/google/go-containerregistry/pkg/registry"
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
 
-	"github.com/lockstep-dev/lockstep/internal/golden"
-	"github.com/lockstep-dev/lockstep/internal/sigtest"
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/testkit/golden"
+	"github.com/lockstep-dev/lockstep/internal/testkit/sigtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/pin"
 )

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/urfave/cli/v2"
 
-	"github.com/lockstep-dev/lockstep/internal/termbar"
+	"github.com/lockstep-dev/lockstep/cmd/lockstep/internal/termbar"
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"

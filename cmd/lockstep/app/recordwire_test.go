@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/lockstep-dev/lockstep/internal/memregistry"
-	"github.com/lockstep-dev/lockstep/internal/sigtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/memregistry"
+	"github.com/lockstep-dev/lockstep/internal/testkit/sigtest"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 

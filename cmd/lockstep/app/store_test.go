@@ -15,9 +15,9 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/urfave/cli/v2"
 
+	"github.com/lockstep-dev/lockstep/internal/testkit/storetest"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/store"
-	"github.com/lockstep-dev/lockstep/manifest/storetest"
 )
 
 // storeTestRun runs lockstep with args (and extra commands) and returns

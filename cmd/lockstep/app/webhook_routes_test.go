@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockstep-dev/lockstep/internal/testkit/storetest"
 	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/manifest/storetest"
 )
 
 // reviewIn posts an AdmissionReview of a Pod in namespace running image and

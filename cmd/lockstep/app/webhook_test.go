@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/internal/tlstest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/tlstest"
 )
 
 // webhookTestCert writes a certificate for 127.0.0.1 from a test CA and

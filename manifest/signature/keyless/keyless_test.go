@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/internal/sigtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/sigtest"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 )
 

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/admission/agent"
-	"github.com/lockstep-dev/lockstep/admission/running/runningtest"
-	"github.com/lockstep-dev/lockstep/internal/awsfake"
-	"github.com/lockstep-dev/lockstep/internal/fleettest"
-	"github.com/lockstep-dev/lockstep/internal/testenv"
+	"github.com/lockstep-dev/lockstep/internal/testkit/awsfake"
+	"github.com/lockstep-dev/lockstep/internal/testkit/fleettest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/runningtest"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/verify/fleet"
 )

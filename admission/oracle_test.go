@@ -53,10 +53,14 @@ type oracleFixture struct {
 	// spa: the instance answers a path that is no file with index.html,
 	// as a single-page app's server does (its client routes).
 	spa bool
-	// stay keeps each page open at least this long (a visitor who
-	// stays): for what starts late, as Angular's service worker
-	// (registerWhenStable:30000).
-	stay time.Duration
+	// until is what each page is kept open for (browsertest's
+	// LoadOptions.Until), at most stay after its navigation (a visitor
+	// who stays): for what starts late, as Angular's service worker
+	// (registerWhenStable:30000: when the app is stable, in about a
+	// second here, or after 30 s). A page whose until does not come
+	// within stay fails the oracle: it has not seen what it judges.
+	until string
+	stay  time.Duration
 	// instancePaths, cdnPaths and bothPaths are record's --instance-path,
 	// --cdn-path and --cdn-and-instance-path, as the fixture's page in
 	// docs/frameworks says to record it. The instance and the CDN then
@@ -75,7 +79,7 @@ type oracleFixture struct {
 var oracleFixtures = []oracleFixture{
 	{name: "vite-react", lists: []string{".vite/manifest.json"}},
 	{name: "webpack", publicPath: "/static/", lists: []string{"asset-manifest.json", "assets-manifest.json"}},
-	{name: "angular", cdn: "https://cdn.example.test/ng/", spa: true, stay: 32 * time.Second,
+	{name: "angular", cdn: "https://cdn.example.test/ng/", spa: true, until: "navigator.serviceWorker.ready", stay: 32 * time.Second,
 		// docs/frameworks/angular.md: the service worker, its manifest and
 		// the pages on the instance; the app shell on both (the page loads
 		// it from the CDN, the service worker from its scope).
@@ -179,7 +183,7 @@ func TestBrowserOracle(t *testing.T) {
 				tc.edit(o.m)
 				o.write(t)
 				var keys []string
-				gaps, _ := o.judge(t, "/", 0)
+				gaps, _ := o.judge(t, "/", "", 0)
 				for _, g := range gaps {
 					keys = append(keys, gapKey(g))
 				}
@@ -485,7 +489,7 @@ func (o *oracleDeployment) crawl(t *testing.T) []string {
 	for len(queue) > 0 {
 		page := queue[0]
 		queue = queue[1:]
-		g, links := o.judge(t, page, o.fx.stay)
+		g, links := o.judge(t, page, o.fx.until, o.fx.stay)
 		gaps = append(gaps, g...)
 		for _, l := range links {
 			u, err := url.Parse(l)
@@ -513,7 +517,7 @@ func (o *oracleDeployment) crawl(t *testing.T) []string {
 //     there that the gate does not check there;
 //   - unrecorded ORIGIN PATH: the browser loaded a file of the build
 //     that the manifest does not hold.
-func (o *oracleDeployment) judge(t *testing.T, page string, stay time.Duration) (gaps, links []string) {
+func (o *oracleDeployment) judge(t *testing.T, page, until string, stay time.Duration) (gaps, links []string) {
 	t.Helper()
 	ctx := context.Background()
 	rc := &recordingChecker{CDNChecker: cdngate.Checker{}, checked: map[string]bool{}}
@@ -523,9 +527,12 @@ func (o *oracleDeployment) judge(t *testing.T, page string, stay time.Duration) 
 			gaps = append(gaps, fmt.Sprintf("%s refused %s %s (%s)", page, f.Kind, f.Subject, f.Message))
 		}
 	}
-	loadedPage, err := o.b.Load(ctx, o.instance+page, browsertest.LoadOptions{Hosts: o.hosts, Stay: stay})
+	loadedPage, err := o.b.Load(ctx, o.instance+page, browsertest.LoadOptions{Hosts: o.hosts, Until: until, Stay: stay})
 	if err != nil {
 		t.Fatalf("loading %s: %v", page, err)
+	}
+	if until != "" && !loadedPage.UntilMet {
+		t.Errorf("%s: %s did not come within %v", page, until, stay)
 	}
 	reqs := loadedPage.Requests
 	inst, _ := url.Parse(o.instance)

@@ -99,7 +99,9 @@ func (r *actRunner) run(t *testing.T, workflow string) actJob {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + r.home, "XDG_CACHE_HOME=" + filepath.Join(r.home, ".cache")}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
 	err := cmd.Run()
+	t.Logf("act push %s: %v", workflow, time.Since(start).Round(10*time.Millisecond))
 	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -149,6 +151,7 @@ func actionCheckout(t *testing.T, dir string) {
 // against a fake release server and releases API over https whose archives
 // hold the real lockstep, a registry and a file store.
 func TestActionUnderAct(t *testing.T) {
+	t.Parallel()
 	if runnerArch == "" || runtime.GOOS != "linux" {
 		t.Skipf("no runner for %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
@@ -158,8 +161,10 @@ func TestActionUnderAct(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One archive of the real binary serves every release: the tag is in
+	// its name, not in its bytes.
+	a := tarGz(t, real)
 	release := func(tag string) map[string][]byte {
-		a := tarGz(t, real)
 		return map[string][]byte{archiveName(tag): a, "checksums.txt": []byte(sha256Hex(a) + "  " + archiveName(tag) + "\n")}
 	}
 	releases := map[string]map[string][]byte{"v1.6.0": release("v1.6.0"), "v1.9.0": release("v1.9.0"), "v1.7.0": release("v1.7.0")}
@@ -180,8 +185,8 @@ func TestActionUnderAct(t *testing.T) {
 		t.Fatal(err)
 	}
 	storeDir := filepath.Join(t.TempDir(), "store")
-	r := newActRunner(t, act, "DL="+dl.URL, "LOCKSTEP_API_URL="+api.URL, "CURL_CA_BUNDLE="+caBundle(t, dl, api),
-		"IMAGE="+image, "STORE="+storeDir, "KEY="+priv)
+	env := []string{"DL=" + dl.URL, "LOCKSTEP_API_URL=" + api.URL, "CURL_CA_BUNDLE=" + caBundle(t, dl, api),
+		"IMAGE=" + image, "STORE=" + storeDir, "KEY=" + priv}
 
 	wantOK := func(t *testing.T, j actJob, wants ...string) {
 		t.Helper()
@@ -194,22 +199,33 @@ func TestActionUnderAct(t *testing.T) {
 			}
 		}
 	}
-	cached := func(tag string) string {
+	cached := func(r *actRunner, tag string) string {
 		return filepath.Join(r.toolCache(), "lockstep", strings.TrimPrefix(tag, "v"), runtime.GOARCH, "lockstep")
 	}
 
+	// The scenarios are independent: each has a runner (a repository, a
+	// home and a tool cache) of its own, and they run in parallel, most
+	// of a job being act and the runner's processes starting and waiting.
+	// The release server, the API and the registry are shared; only the
+	// last scenario moves the image's tag or writes the store.
 	t.Run("install-only", func(t *testing.T) {
+		t.Parallel()
+		r := newActRunner(t, act, env...)
 		j := r.run(t, "install-only.yml")
-		wantOK(t, j, "outputs: path="+cached("v1.6.0")+" version=v1.6.0", "on the PATH: "+cached("v1.6.0"),
+		wantOK(t, j, "outputs: path="+cached(r, "v1.6.0")+" version=v1.6.0", "on the PATH: "+cached(r, "v1.6.0"),
 			"lockstep dev (development build, not a release)")
 	})
 
 	t.Run("@v1 is the newest published v1.x.y", func(t *testing.T) {
+		t.Parallel()
+		r := newActRunner(t, act, env...)
 		j := r.run(t, "resolve-major.yml")
-		wantOK(t, j, "outputs: path="+cached("v1.9.0")+" version=v1.9.0", "v1 is release v1.9.0")
+		wantOK(t, j, "outputs: path="+cached(r, "v1.9.0")+" version=v1.9.0", "v1 is release v1.9.0")
 	})
 
 	t.Run("a bad checksum fails the job and installs nothing", func(t *testing.T) {
+		t.Parallel()
+		r := newActRunner(t, act, env...)
 		j := r.run(t, "bad-checksum.yml")
 		if j.code == 0 || !strings.Contains(j.log, "::error title=lockstep install::"+archiveName("v1.7.0")+" has SHA-256 ") {
 			t.Errorf("act: exit %d; want a failed job with the install's own message\n%s", j.code, j.log)
@@ -217,21 +233,25 @@ func TestActionUnderAct(t *testing.T) {
 		if strings.Contains(j.log, "| a later step ran") {
 			t.Error("a step after the refused install ran")
 		}
-		if _, err := os.Stat(filepath.Dir(cached("v1.7.0"))); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Dir(cached(r, "v1.7.0"))); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the refused release is in the tool cache: %v", err)
 		}
 	})
 
 	channel := func(t *testing.T) int64 { return storeChannel(t, storeDir).Generation }
 
+	// The second and third jobs install from the tool cache the first
+	// filled (verified again: action-install.sh).
 	t.Run("record and publish, then a moved tag is refused", func(t *testing.T) {
+		t.Parallel()
+		r := newActRunner(t, act, env...)
 		j := r.run(t, "publish.yml")
 		wantOK(t, j, "generation=1 version=v1.6.0")
 		if g := channel(t); g != 1 {
 			t.Fatalf("after the first publish the channel names generation %d, want 1", g)
 		}
 		j = r.run(t, "publish.yml")
-		wantOK(t, j, "generation=2 version=v1.6.0")
+		wantOK(t, j, "generation=2 version=v1.6.0", "v1.6.0 linux/"+runtime.GOARCH+" from the tool cache")
 		// The tag moves: the next release is refused, and the channel stays.
 		if _, err := memregistry.PushImage(image, 512); err != nil {
 			t.Fatal(err)

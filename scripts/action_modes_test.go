@@ -25,6 +25,7 @@ func outputs(s string) map[string]string {
 // version name it, the binary is not run, and a later step finds it on the
 // PATH.
 func TestActionInstallOnly(t *testing.T) {
+	t.Parallel()
 	if runnerArch == "" {
 		t.Skipf("no runner architecture for %s", runtime.GOARCH)
 	}

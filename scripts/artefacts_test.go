@@ -283,6 +283,7 @@ func packageWhere(rel string) []string {
 }
 
 func TestReleaseConfigShipsTheUnits(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../.goreleaser.yaml")
 	if err != nil {
 		t.Fatal(err)

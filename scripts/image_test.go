@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -62,6 +63,7 @@ func nonrootBase(t *testing.T, reg string) string {
 // workflow does, into the local docker-registry, then pulls it back by
 // digest: both platforms, non-root, no shell, the stamped binary.
 func TestImage(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("LOCKSTEP_TEST_RELEASE") != "1" {
 		t.Skip("builds the image with ko: scripts/test.sh runs it (LOCKSTEP_TEST_RELEASE=1)")
 	}
@@ -178,32 +180,60 @@ func TestImage(t *testing.T) {
 }
 
 // imageFiles returns the regular files of img's flattened filesystem, by
-// path without the leading slash.
+// path without the leading slash: its layers in order, each decompressed by
+// the system's gzip (see gunzip; ggcr's mutate.Extract would inflate them
+// with compress/flate under the race detector, 10 s and more a platform),
+// a later layer's file replacing an earlier one's and its whiteouts
+// (.wh.NAME, .wh..wh..opq) removing them, as a container runtime does.
 func imageFiles(t *testing.T, img v1.Image) map[string][]byte {
 	t.Helper()
-	rc := mutate.Extract(img)
-	defer rc.Close()
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
 	files := map[string][]byte{}
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return files
+	remove := func(dir string, keep func(string) bool) {
+		for p := range files {
+			if (dir == "" || p == dir || strings.HasPrefix(p, dir+"/")) && !keep(p) {
+				delete(files, p)
+			}
 		}
+	}
+	for _, l := range layers {
+		mt, err := l.MediaType()
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := strings.TrimPrefix(h.Name, "/")
-		if h.Typeflag == tar.TypeReg {
-			b, err := io.ReadAll(tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[p] = b
-		} else {
-			files[p] = nil
+		if mt != types.OCILayer && mt != types.DockerLayer {
+			t.Fatalf("a layer of media type %s: this test reads gzipped layers only", mt)
 		}
+		rc, err := l.Compressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _ := l.Digest()
+		what := "layer " + d.String()
+		added := map[string]bool{}
+		gunzip(t, what, rc, func(r io.Reader) {
+			walkTar(t, what, r, func(h *tar.Header, body []byte) bool {
+				p := strings.TrimPrefix(path.Clean("/"+h.Name), "/")
+				dir, base := path.Split(p)
+				dir = strings.TrimSuffix(dir, "/")
+				switch {
+				case base == ".wh..wh..opq": // the directory's earlier content is gone
+					remove(dir, func(q string) bool { return added[q] || q == dir })
+				case strings.HasPrefix(base, ".wh."):
+					remove(path.Join(dir, strings.TrimPrefix(base, ".wh.")), func(string) bool { return false })
+				default:
+					files[p] = body
+					added[p] = true
+				}
+				return true
+			})
+		})
+		rc.Close()
 	}
+	return files
 }
 
 func isExecutable(p string) bool {

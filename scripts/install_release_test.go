@@ -61,6 +61,7 @@ func runScript(t *testing.T, shell, script string, env []string, args ...string)
 }
 
 func TestActionInstallsTheRelease(t *testing.T) {
+	t.Parallel()
 	s := loadSnapshot(t)
 	if runtime.GOOS != "linux" {
 		t.Skip("runs the linux binary")

@@ -129,4 +129,49 @@ var u=document.createElement('img');u.src='https://elsewhere.example/x.png';docu
 			t.Errorf("no pending request for /never: %v", page.Requests)
 		}
 	})
+
+	// A service worker registered late (as Angular's, when the app is
+	// stable): the load waits for it to be ready, not for Stay, and sees
+	// its install's fetch.
+	t.Run("until an event, not for the whole stay", func(t *testing.T) {
+		late := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/":
+				w.Header().Set("Content-Type", "text/html")
+				w.Write([]byte(`<!doctype html><script>setTimeout(() => navigator.serviceWorker.register('/sw.js'), 1500)</script>`))
+			case "/sw.js":
+				w.Header().Set("Content-Type", "text/javascript")
+				w.Write([]byte(`self.addEventListener('install', e => e.waitUntil(fetch('/installed.txt')));`))
+			default:
+				w.Write([]byte("ok"))
+			}
+		}))
+		t.Cleanup(late.Close)
+		const stay = 60 * time.Second
+		start := time.Now()
+		page, err := b.Load(context.Background(), late.URL+"/", browsertest.LoadOptions{Stay: stay, Until: "navigator.serviceWorker.ready"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The event comes about 1.5 s after the navigation; waiting out
+		// the stay would take 60.
+		if d := time.Since(start); !page.UntilMet || d > stay/2 {
+			t.Errorf("Until met %v, after %v; want met, well within the %v stay", page.UntilMet, d, stay)
+		}
+		if !slices.ContainsFunc(page.Requests, func(r browsertest.Request) bool {
+			return r.URL == late.URL+"/installed.txt" && r.Target == "service_worker" && r.Status == 200
+		}) {
+			t.Errorf("no answered request for /installed.txt from the service worker: %v", page.Requests)
+		}
+
+		// An event that never comes: the stay bounds the wait.
+		page, err = b.Load(context.Background(), late.URL+"/", browsertest.LoadOptions{Stay: 2 * time.Second, Until: "new Promise(() => {})"})
+		if err != nil || page.UntilMet {
+			t.Errorf("Until never met: met %v, error %v; want not met and no error", page != nil && page.UntilMet, err)
+		}
+		// An expression that fails is the load's error.
+		if _, err := b.Load(context.Background(), late.URL+"/", browsertest.LoadOptions{Stay: 10 * time.Second, Until: "Promise.reject(new Error('no worker here'))"}); err == nil || !strings.Contains(err.Error(), "no worker here") {
+			t.Errorf("Until rejected: error %v, want it named", err)
+		}
+	})
 }

@@ -22,9 +22,18 @@ type LoadOptions struct {
 	Idle time.Duration
 	// Stay keeps the page open at least this long after the navigation
 	// before the last wait for idle: a visitor who stays, for what a page
-	// starts late (Angular registers its service worker when the app is
-	// stable or after 30 s).
+	// starts late. With Until, it is the most the load waits for Until
+	// instead.
 	Stay time.Duration
+	// Until is a JavaScript expression, evaluated in the page once it has
+	// settled and been scrolled: the load waits for its value (a promise
+	// is awaited), at most until Stay after the navigation (without
+	// Stay, until the timeout), then for idle again. It is the event a fixed Stay would wait out: e.g.
+	// "navigator.serviceWorker.ready" for a page that registers its
+	// service worker late (Angular registers it when the app is stable,
+	// or after 30 s). Page.UntilMet says whether it came in time; an
+	// expression that throws or rejects is the load's error.
+	Until string
 	// Timeout bounds the whole load: 60 s by default, Stay added. Requests still in
 	// flight when it ends are returned with Pending set.
 	Timeout time.Duration
@@ -82,6 +91,8 @@ type Page struct {
 	// the end, absolute, each once, in document order: what a crawl
 	// follows.
 	Links []string
+	// UntilMet is set when LoadOptions.Until's value came within Stay.
+	UntilMet bool
 }
 
 // Load opens url in a fresh browser context, waits until its network is
@@ -142,7 +153,10 @@ func (b *Browser) Load(ctx context.Context, url string, opts LoadOptions) (*Page
 	if _, err := (proto.PageNavigate{URL: url}).Call(page); err != nil {
 		return nil, fmt.Errorf("navigating to %s: %w", url, err)
 	}
-	stay := time.After(opts.Stay)
+	var stay <-chan time.Time // nil: Until bounded by the timeout alone
+	if opts.Until == "" || opts.Stay > 0 {
+		stay = time.After(opts.Stay)
+	}
 	waiting := b.rod.Context(waitCtx).PageFromSession(session)
 	settle(waitCtx, waiting, rec, opts.Idle, true)
 	// Scroll to the bottom, a viewport at a time, so that what loads when
@@ -159,9 +173,16 @@ func (b *Browser) Load(ctx context.Context, url string, opts LoadOptions) (*Page
 		return nil, fmt.Errorf("scrolling %s: %w", url, err)
 	}
 	settle(waitCtx, waiting, rec, opts.Idle, false)
-	select {
-	case <-stay:
-	case <-waitCtx.Done():
+	met := false
+	if opts.Until != "" {
+		if met, err = until(waitCtx, b.rod, session, opts.Until, stay); err != nil {
+			return nil, fmt.Errorf("waiting on %s for %s: %w", url, opts.Until, err)
+		}
+	} else {
+		select {
+		case <-stay:
+		case <-waitCtx.Done():
+		}
 	}
 	settle(waitCtx, waiting, rec, opts.Idle, false)
 	const links = `JSON.stringify([...new Set([...document.querySelectorAll('a[href], area[href]')].map(a => a.href))])`
@@ -169,11 +190,45 @@ func (b *Browser) Load(ctx context.Context, url string, opts LoadOptions) (*Page
 	if err != nil {
 		return nil, fmt.Errorf("reading the links of %s: %w", url, err)
 	}
-	p := &Page{Requests: rec.requests()}
+	p := &Page{Requests: rec.requests(), UntilMet: met}
 	if err := json.Unmarshal([]byte(res.Result.Value.Str()), &p.Links); err != nil {
 		return nil, fmt.Errorf("reading the links of %s: %w", url, err)
 	}
 	return p, nil
+}
+
+// until waits for the value of the expression in the page of session, or
+// for stay or ctx to end first (met false). An expression that throws or
+// rejects is an error.
+func until(ctx context.Context, br *rod.Browser, session proto.TargetSessionID, expr string, stay <-chan time.Time) (met bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-stay:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	res, err := proto.RuntimeEvaluate{Expression: "(async () => { await (" + expr + "\n); return true })()", AwaitPromise: true}.Call(br.Context(ctx).PageFromSession(session))
+	if ctx.Err() != nil {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if res.ExceptionDetails != nil {
+		return false, fmt.Errorf("%s", exception(res.ExceptionDetails))
+	}
+	return true, nil
+}
+
+// exception is what a thrown or rejected value says.
+func exception(d *proto.RuntimeExceptionDetails) string {
+	if d.Exception != nil && d.Exception.Description != "" {
+		return d.Exception.Description
+	}
+	return d.Text
 }
 
 // settle waits until the page is settled: its network idle (see

@@ -14,7 +14,7 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
-func manifestCommand() *cli.Command {
+func manifestCommand(inv *invocation) *cli.Command {
 	return group("manifest", "validate, digest, show, diff and verify release manifests",
 		describe("Commands over release manifest files (validate, digest, show, diff) and their signatures\n"+
 			"(verify), and get, which fetches the manifest a store's channel names, verified.",
@@ -24,14 +24,14 @@ func manifestCommand() *cli.Command {
 				"lockstep manifest verify --key cosign.pub release.json",
 			},
 			groupExits("manifest")),
-		manifestSubcommands()...)
+		manifestSubcommands(inv)...)
 }
 
 // manifestSubcommands are the subcommands of `lockstep manifest`.
-func manifestSubcommands() []*cli.Command {
+func manifestSubcommands(inv *invocation) []*cli.Command {
 	return []*cli.Command{
-		manifestVerifyCommand(),
-		manifestGetCommand(),
+		manifestVerifyCommand(inv),
+		manifestGetCommand(inv),
 		{
 			Name:      "validate",
 			Usage:     "check a manifest strictly: exit 0 valid, 2 invalid (the field is named)",
@@ -47,7 +47,7 @@ func manifestSubcommands() []*cli.Command {
 					2: "invalid (the field is named) or unreadable",
 				}),
 			Flags:  []cli.Flag{formatFlag("text", "json")},
-			Action: manifestValidate,
+			Action: inv.act(manifestValidate),
 		},
 		{
 			Name:      "digest",
@@ -64,7 +64,7 @@ func manifestSubcommands() []*cli.Command {
 					2: "FILE is not a valid manifest, or unreadable",
 				}),
 			Flags:  []cli.Flag{formatFlag("text", "json")},
-			Action: manifestDigest,
+			Action: inv.act(manifestDigest),
 		},
 		{
 			Name:      "show",
@@ -85,7 +85,7 @@ func manifestSubcommands() []*cli.Command {
 				formatFlag("text", "json", "markdown"),
 				&cli.BoolFlag{Name: "files", Usage: "list every asset (text and markdown; json always does)"},
 			},
-			Action: manifestShow,
+			Action: inv.act(manifestShow),
 		},
 		{
 			Name:      "diff",
@@ -111,7 +111,7 @@ func manifestSubcommands() []*cli.Command {
 				&cli.StringSliceFlag{Name: "allow-moved-tag", Usage: "accept a moved tag of the image `NAME` (repeatable)"},
 				&cli.BoolFlag{Name: "exit-code", Usage: "exit 1 when the images or assets differ at all"},
 			},
-			Action: manifestDiff,
+			Action: inv.act(manifestDiff),
 		},
 	}
 }
@@ -153,7 +153,7 @@ type validateReport struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-func manifestValidate(c *cli.Context) error {
+func manifestValidate(c *cli.Context, inv *invocation) error {
 	a, err := positional(c, "FILE")
 	if err != nil {
 		return err
@@ -188,7 +188,7 @@ func manifestValidate(c *cli.Context) error {
 	return nil
 }
 
-func manifestDigest(c *cli.Context) error {
+func manifestDigest(c *cli.Context, inv *invocation) error {
 	f, err := format(c, "text", "json")
 	if err != nil {
 		return err
@@ -208,7 +208,7 @@ func manifestDigest(c *cli.Context) error {
 	return manifest.DigestReport{Digest: d, Release: m.Release.Name, Generation: m.Release.Generation}.Write(c.App.Writer, f)
 }
 
-func manifestShow(c *cli.Context) error {
+func manifestShow(c *cli.Context, inv *invocation) error {
 	a, err := positional(c, "FILE")
 	if err != nil {
 		return err
@@ -228,7 +228,7 @@ func manifestShow(c *cli.Context) error {
 	return s.Write(c.App.Writer, f, c.Bool("files"))
 }
 
-func manifestDiff(c *cli.Context) error {
+func manifestDiff(c *cli.Context, inv *invocation) error {
 	a, err := positional(c, "OLD", "NEW")
 	if err != nil {
 		return err

@@ -200,7 +200,7 @@ func TestAutoGeneration(t *testing.T) {
 		Name:  "test-next",
 		Flags: storeFlags(),
 		Action: func(c *cli.Context) error {
-			n, err := autoGeneration(c, "web")
+			n, err := autoGeneration(c, newInvocation(nil), "web")
 			if err != nil {
 				return err
 			}

@@ -128,7 +128,7 @@ func verifierFromFlags(c *cli.Context) (v manifest.Verifier, insecure bool, err 
 // the release runs (empty: every platform of each image); remote the
 // registry options (the shared transport). Naming no signer is a usage
 // error.
-func imageVerifierFromFlags(c *cli.Context, platforms []string, remote []remote.Option) (*imagesig.Verifier, error) {
+func imageVerifierFromFlags(c *cli.Context, inv *invocation, platforms []string, remote []remote.Option) (*imagesig.Verifier, error) {
 	o, set, err := trustOptions(c, "image-key", "key")
 	if err != nil {
 		return nil, err
@@ -149,7 +149,7 @@ func imageVerifierFromFlags(c *cli.Context, platforms []string, remote []remote.
 		Policy: imagesig.Policy{Index: pol, Platforms: platforms},
 		Remote: remote,
 		Cache:  cache,
-		Logger: logger(c),
+		Logger: inv.log,
 	})
 	switch {
 	case verdict.IsUnavailable(err):
@@ -164,7 +164,7 @@ func imageVerifierFromFlags(c *cli.Context, platforms []string, remote []remote.
 // from --provenance-key, or the keyless identity flags; remote the
 // registry options (record reads the registry, the gate never does).
 // Naming no builder is a usage error.
-func provenanceVerifierFromFlags(c *cli.Context, remote []remote.Option) (*provenance.Verifier, error) {
+func provenanceVerifierFromFlags(c *cli.Context, inv *invocation, remote []remote.Option) (*provenance.Verifier, error) {
 	o, set, err := trustOptions(c, "provenance-key")
 	if err != nil {
 		return nil, err
@@ -172,7 +172,7 @@ func provenanceVerifierFromFlags(c *cli.Context, remote []remote.Option) (*prove
 	if !set {
 		return nil, usage(errors.New("provenance needs a builder: --provenance-key PUB, or --certificate-identity and --certificate-oidc-issuer"))
 	}
-	v, err := provenance.New(provenance.Options{Trust: o, Remote: remote, Logger: logger(c)})
+	v, err := provenance.New(provenance.Options{Trust: o, Remote: remote, Logger: inv.log})
 	if err != nil {
 		return nil, usage(err)
 	}

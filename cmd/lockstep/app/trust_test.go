@@ -44,7 +44,7 @@ func TestImageVerifierFromFlags(t *testing.T) {
 	build := func(args ...string) (v *imagesig.Verifier, err error) {
 		a := New()
 		a.Commands = []*cli.Command{{Name: "x", Flags: append(trustFlags(), imageSignatureFlags()...), Action: func(c *cli.Context) error {
-			v, err = imageVerifierFromFlags(c, nil, nil)
+			v, err = imageVerifierFromFlags(c, newInvocation(nil), nil, nil)
 			return nil
 		}}}
 		if rerr := a.RunContext(context.Background(), append([]string{"lockstep", "x"}, args...)); rerr != nil {

@@ -44,6 +44,7 @@ func newApp(env map[string]string) *cli.App {
 				return err
 			}
 			inv.start(c.App.ErrWriter, lvl)
+			ownHelp(c.App)
 			return nil
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {

@@ -76,7 +76,7 @@ func runAdmit(c *cli.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := admitConfig(c, inv)
+	cfg, err := admitConfig(c.Context, c, inv)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func admitExit(d admission.Decision) error {
 // (with the trusted cache's --max-age fallback), which is also the check's
 // guard by its trusted state: it refuses rollbacks and records what was
 // admitted.
-func checkFromFlags(c *cli.Context, inv *invocation, client *transport.Client) (admission.Config, error) {
+func checkFromFlags(ctx context.Context, c flagValues, inv *invocation, client *transport.Client) (admission.Config, error) {
 	if c.String("running") == "" {
 		return admission.Config{}, usage(errors.New("--running is required: docker[:CONTAINER], containerd[:[NAMESPACE/]CONTAINER], cri[:[POD/]CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX"))
 	}
@@ -138,15 +138,15 @@ func checkFromFlags(c *cli.Context, inv *invocation, client *transport.Client) (
 	if c.Duration("timeout") <= 0 || c.Duration("tls-warn") <= 0 {
 		return admission.Config{}, usage(errors.New("--timeout and --tls-warn must be positive"))
 	}
-	verifier, insecure, err := verifierFromFlags(c)
+	verifier, insecure, err := verifierFromFlags(ctx, c)
 	if err != nil {
 		return admission.Config{}, err
 	}
-	images, err := imageSignaturesFromFlags(c, inv, client)
+	images, err := imageSignaturesFromFlags(ctx, c, inv, client)
 	if err != nil {
 		return admission.Config{}, err
 	}
-	prov, err := provenanceFromFlags(c, inv)
+	prov, err := provenanceFromFlags(ctx, c, inv)
 	if err != nil {
 		return admission.Config{}, err
 	}
@@ -167,7 +167,7 @@ func checkFromFlags(c *cli.Context, inv *invocation, client *transport.Client) (
 		return admission.Config{}, usage(err)
 	}
 	// Last: it opens (creates) the state directory.
-	src, err := trustedSourceFromFlags(c, inv, client)
+	src, err := trustedSourceFromFlags(ctx, c, inv, client)
 	if err != nil {
 		return admission.Config{}, err
 	}
@@ -189,7 +189,7 @@ func checkFromFlags(c *cli.Context, inv *invocation, client *transport.Client) (
 // --require-image-signature (or --require-embedded-signatures), nil
 // without: imageVerifierFromFlags for the gate's platform, reading the
 // registry (when the manifest embeds nothing) through client.
-func imageSignaturesFromFlags(c *cli.Context, inv *invocation, client *transport.Client) (admission.ImageVerifier, error) {
+func imageSignaturesFromFlags(ctx context.Context, c flagValues, inv *invocation, client *transport.Client) (admission.ImageVerifier, error) {
 	if !c.Bool("require-image-signature") && !c.Bool("require-embedded-signatures") {
 		return nil, nil
 	}
@@ -198,7 +198,7 @@ func imageSignaturesFromFlags(c *cli.Context, inv *invocation, client *transport
 		platform = admission.DefaultPlatform()
 	}
 	remoteOpts := append(ggcrretry.Options(client), remote.WithAuthFromKeychain(authn.DefaultKeychain))
-	v, err := imageVerifierFromFlags(c, inv, []string{platform}, remoteOpts)
+	v, err := imageVerifierFromFlags(ctx, c, inv, []string{platform}, remoteOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -207,14 +207,14 @@ func imageSignaturesFromFlags(c *cli.Context, inv *invocation, client *transport
 
 // provenanceFromFlags is the provenance verifier of --require-provenance,
 // nil without: it reads no registry, only what the manifest embeds.
-func provenanceFromFlags(c *cli.Context, inv *invocation) (admission.ProvenanceVerifier, error) {
+func provenanceFromFlags(ctx context.Context, c flagValues, inv *invocation) (admission.ProvenanceVerifier, error) {
 	if !c.Bool("require-provenance") {
 		if c.IsSet("provenance-key") {
 			return nil, usage(errors.New("--provenance-key needs --require-provenance"))
 		}
 		return nil, nil
 	}
-	v, err := provenanceVerifierFromFlags(c, inv, nil)
+	v, err := provenanceVerifierFromFlags(ctx, c, inv, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func provenanceFromFlags(c *cli.Context, inv *invocation) (admission.ProvenanceV
 }
 
 // admitConfig turns the flags into a gate.
-func admitConfig(c *cli.Context, inv *invocation) (gate.Config, error) {
+func admitConfig(ctx context.Context, c flagValues, inv *invocation) (gate.Config, error) {
 	if (c.String("lifecycle-hook") == "") != (c.String("asg") == "") {
 		return gate.Config{}, usage(errors.New("--lifecycle-hook and --asg go together"))
 	}
@@ -234,7 +234,7 @@ func admitConfig(c *cli.Context, inv *invocation) (gate.Config, error) {
 	// The AWS APIs are reached on a client of their own: the instance
 	// metadata service (IMDS) is link-local by nature.
 	awsClient := inv.client(transport.DefaultPolicy(), clientOptions{Bundle: bundle})
-	check, err := checkFromFlags(c, inv, client)
+	check, err := checkFromFlags(ctx, c, inv, client)
 	if err != nil {
 		return gate.Config{}, err
 	}
@@ -256,7 +256,7 @@ func admitConfig(c *cli.Context, inv *invocation) (gate.Config, error) {
 			return gate.Clients{Completer: as, Heartbeater: as, Registrar: elbv2.NewFromConfig(ac)}, nil
 		}
 		if cfg.InstanceID == "" || cfg.Region == "" {
-			ac, err := awsConfig(c.Context, awsClient)
+			ac, err := awsConfig(ctx, awsClient)
 			if err != nil {
 				return gate.Config{}, unverified(err)
 			}

@@ -56,7 +56,7 @@ func agentCommand(inv *invocation) *cli.Command {
 }
 
 func runAgent(c *cli.Context, inv *invocation) error {
-	cfg, opts, err := agentFromFlags(c, inv)
+	cfg, opts, err := agentFromFlags(c.Context, c, inv)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func runAgent(c *cli.Context, inv *invocation) error {
 
 // agentFromFlags checks the agent's flags and turns them into its config
 // (checker, manifest watch, identity) and serve options.
-func agentFromFlags(c *cli.Context, inv *invocation) (agent.Config, agent.ServeOptions, error) {
+func agentFromFlags(ctx context.Context, c flagValues, inv *invocation) (agent.Config, agent.ServeOptions, error) {
 	if j := c.Float64("jitter"); j < 0 || j >= 1 {
 		return agent.Config{}, agent.ServeOptions{}, usage(fmt.Errorf("--jitter %g: want a fraction in [0, 1)", j))
 	}
@@ -82,11 +82,11 @@ func agentFromFlags(c *cli.Context, inv *invocation) (agent.Config, agent.ServeO
 	if err != nil {
 		return agent.Config{}, opts, err
 	}
-	checker, watch, err := agentChecker(c, inv)
+	checker, watch, err := agentChecker(ctx, c, inv)
 	if err != nil {
 		return agent.Config{}, opts, err
 	}
-	id, err := agentIdentity(c, inv)
+	id, err := agentIdentity(ctx, c, inv)
 	if err != nil {
 		return agent.Config{}, opts, err
 	}
@@ -101,7 +101,7 @@ func agentFromFlags(c *cli.Context, inv *invocation) (agent.Config, agent.ServeO
 
 // agentServeOptions turns the listen and authentication flags into serve
 // options, refusing a non-loopback address without authentication.
-func agentServeOptions(c *cli.Context) (agent.ServeOptions, error) {
+func agentServeOptions(c flagValues) (agent.ServeOptions, error) {
 	o := agent.ServeOptions{Addr: c.String("listen")}
 	if p := c.String("token-file"); p != "" {
 		t, err := readBearerToken(p)
@@ -137,17 +137,17 @@ func agentServeOptions(c *cli.Context) (agent.ServeOptions, error) {
 // agentIdentity finds the instance's identity as --identity says: IMDSv2
 // (bounded to a few seconds; the Auto Scaling group from the instance's
 // tags, else from DescribeAutoScalingInstances), the hostname otherwise.
-func agentIdentity(c *cli.Context, inv *invocation) (agent.Identity, error) {
+func agentIdentity(ctx context.Context, c flagValues, inv *invocation) (agent.Identity, error) {
 	mode := c.String("identity")
 	switch mode {
 	case "hostname":
-		id, _ := agent.Identify(c.Context, agent.IdentifyOptions{})
+		id, _ := agent.Identify(ctx, agent.IdentifyOptions{})
 		return named(c, id), nil
 	case "auto", "imds":
 	default:
 		return agent.Identity{}, usage(fmt.Errorf("--identity %q: want auto, imds or hostname", mode))
 	}
-	ctx, cancel := context.WithTimeout(c.Context, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	// The SDK's configuration, as the boot gate loads it: the IMDS
 	// endpoint (AWS_EC2_METADATA_SERVICE_ENDPOINT, AWS_EC2_METADATA_DISABLED)
@@ -181,7 +181,7 @@ func agentIdentity(c *cli.Context, inv *invocation) (agent.Identity, error) {
 }
 
 // named applies --instance-name.
-func named(c *cli.Context, id agent.Identity) agent.Identity {
+func named(c flagValues, id agent.Identity) agent.Identity {
 	if n := c.String("instance-name"); n != "" {
 		id.InstanceID, id.Source = n, "flag"
 	}

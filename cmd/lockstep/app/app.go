@@ -16,7 +16,11 @@ func New() *cli.App { return newApp(nil) }
 // the process's). Its commands share one invocation, built in Before from
 // the app's flags.
 func newApp(env map[string]string) *cli.App {
-	inv := newInvocation(env)
+	return appWith(newInvocation(env))
+}
+
+// appWith is the app whose commands share inv, which its Before starts.
+func appWith(inv *invocation) *cli.App {
 	a := &cli.App{
 		Name:                 "lockstep",
 		Usage:                "verify that the fleet runs exactly the release that was shipped",
@@ -129,7 +133,7 @@ func formatFlag(formats ...string) *cli.StringFlag {
 }
 
 // format returns the --format value, checked against the allowed formats.
-func format(c *cli.Context, formats ...string) (string, error) {
+func format(c flagValues, formats ...string) (string, error) {
 	f := c.String("format")
 	for _, ok := range formats {
 		if f == ok {

@@ -64,11 +64,14 @@ func cdnCheck(c *cli.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
+	if c.NArg() > 0 {
+		return usage(fmt.Errorf("cdn check takes no arguments, got %q", c.Args().First()))
+	}
 	opts, err := cdnOptionsFromFlags(c, inv)
 	if err != nil {
 		return err
 	}
-	src, err := anySourceFromFlags(c, inv)
+	src, err := anySourceFromFlags(c.Context, c, inv)
 	if err != nil {
 		return err
 	}
@@ -96,10 +99,7 @@ func cdnCheck(c *cli.Context, inv *invocation) error {
 
 // cdnOptionsFromFlags checks cdn check's flags and turns them into
 // cdn.Options, with a client whose per-host cap is --concurrency.
-func cdnOptionsFromFlags(c *cli.Context, inv *invocation) (cdn.Options, error) {
-	if c.NArg() > 0 {
-		return cdn.Options{}, usage(fmt.Errorf("cdn check takes no arguments, got %q", c.Args().First()))
-	}
+func cdnOptionsFromFlags(c flagValues, inv *invocation) (cdn.Options, error) {
 	switch {
 	case c.Int("sample") < 0:
 		return cdn.Options{}, usage(fmt.Errorf("--sample %d: want 0 or more", c.Int("sample")))

@@ -93,7 +93,7 @@ func fleetCheck(c *cli.Context, inv *invocation) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("deadline"))
 	defer cancel()
-	m, opts, err := fleetRunFromFlags(ctx, c, inv)
+	m, opts, err := fleetRunFromFlags(ctx, c, inv, c.Args().Slice())
 	if err != nil {
 		return err
 	}
@@ -114,9 +114,9 @@ func fleetCheck(c *cli.Context, inv *invocation) error {
 // fleetRunFromFlags checks the fleet check's flags and turns them into the
 // manifest and fleet.RunOptions: the manifest fetched and verified, the
 // agents' transport, the AWS clients the specs need, the token.
-func fleetRunFromFlags(ctx context.Context, c *cli.Context, inv *invocation) (*manifest.Signed, fleet.RunOptions, error) {
+func fleetRunFromFlags(ctx context.Context, c flagValues, inv *invocation, args []string) (*manifest.Signed, fleet.RunOptions, error) {
 	var o fleet.RunOptions
-	o.Specs = append(c.StringSlice("targets"), c.Args().Slice()...)
+	o.Specs = append(c.StringSlice("targets"), args...)
 	if len(o.Specs) == 0 {
 		return nil, o, usage(errors.New("no targets: give --targets asg:NAME, tg:ARN, ec2-tag:KEY=VALUE, ecs:CLUSTER/SERVICE, k8s:NAMESPACE[/SELECTOR], file:PATH or status URLs"))
 	}
@@ -159,12 +159,12 @@ func fleetRunFromFlags(ctx context.Context, c *cli.Context, inv *invocation) (*m
 
 // fleetManifest fetches the manifest the source flags name and verifies
 // it as the trust flags say.
-func fleetManifest(ctx context.Context, c *cli.Context, inv *invocation) (*manifest.Signed, error) {
-	src, err := sourceWithClient(c, inv, inv.client(transport.DefaultPolicy(), clientOptions{Gate: true, AllowLinkLocal: c.Bool("allow-link-local")}))
+func fleetManifest(ctx context.Context, c flagValues, inv *invocation) (*manifest.Signed, error) {
+	src, err := sourceWithClient(ctx, c, inv, inv.client(transport.DefaultPolicy(), clientOptions{Gate: true, AllowLinkLocal: c.Bool("allow-link-local")}))
 	if err != nil {
 		return nil, err
 	}
-	v, insecure, err := verifierFromFlags(c)
+	v, insecure, err := verifierFromFlags(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func fleetManifest(ctx context.Context, c *cli.Context, inv *invocation) (*manif
 
 // fleetAgentClient is the transport to agents: the default policy with
 // --timeout per attempt, and the TLS flags.
-func fleetAgentClient(c *cli.Context, inv *invocation) (*transport.Client, error) {
+func fleetAgentClient(c flagValues, inv *invocation) (*transport.Client, error) {
 	p := transport.DefaultPolicy()
 	p.Timeout = c.Duration("timeout")
 	o := clientOptions{Gate: true, AllowLinkLocal: c.Bool("allow-link-local")}
@@ -214,7 +214,7 @@ func fleetAgentClient(c *cli.Context, inv *invocation) (*transport.Client, error
 
 // discoverOptions builds the AWS clients the specs need, and only those,
 // on the shared transport with the SDK's retryer set to the same policy.
-func discoverOptions(ctx context.Context, c *cli.Context, inv *invocation, specs []string) (fleet.DiscoverOptions, error) {
+func discoverOptions(ctx context.Context, c flagValues, inv *invocation, specs []string) (fleet.DiscoverOptions, error) {
 	o := fleet.DiscoverOptions{AgentPort: c.Int("agent-port"), Scheme: c.String("agent-scheme")}
 	need := fleet.Needs(specs)
 	if need.Kubernetes {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"time"
 
@@ -30,7 +31,7 @@ import (
 // and origins. Each command's action gets it from the command's
 // constructor and hands it down with the options it reads from its
 // flags; nothing below an action climbs back to the *cli.Context (or to
-// App.Metadata) for a logger or a client.
+// the app's metadata) for a logger or a client.
 type invocation struct {
 	// log is the logger commands hand to libraries: text on the app's
 	// ErrWriter at --log-level. It is one logger per run, so that
@@ -43,6 +44,11 @@ type invocation struct {
 	// env is the run's own environment (Run's env), read before the
 	// process's by lookupEnv.
 	env map[string]string
+	// listeners are sockets handed over to the run, by the address a
+	// --listen flag names: a server command serves on the one handed over
+	// for its address instead of binding it (see listener). Whoever starts
+	// the run binds first, so nothing else can take the port between.
+	listeners map[string]net.Listener
 }
 
 // newInvocation is the invocation of an app not started yet: silent until
@@ -56,6 +62,12 @@ func newInvocation(env map[string]string) *invocation {
 func (inv *invocation) start(errw io.Writer, level slog.Level) {
 	inv.errw = errw
 	inv.log = slog.New(slog.NewTextHandler(termbar.Lines(errw), &slog.HandlerOptions{Level: level}))
+}
+
+// listener is the socket handed over for address (host:port as --listen
+// names it), or nil: the server binds address itself.
+func (inv *invocation) listener(address string) net.Listener {
+	return inv.listeners[address]
 }
 
 // lookupEnv is os.LookupEnv for the run: its own environment (Run's env)
@@ -211,3 +223,22 @@ func (inv *invocation) progress(what string) func(done, total int) {
 func (inv *invocation) act(fn func(*cli.Context, *invocation) error) cli.ActionFunc {
 	return func(c *cli.Context) error { return fn(c, inv) }
 }
+
+// flagValues is what the helpers below an action read of its command's
+// parsed flags: their values, and nothing else of the *cli.Context (not
+// its app, writers or context), so that a helper turns flags into options
+// and takes its logger, clients and context from its caller.
+// *cli.Context is one.
+type flagValues interface {
+	String(name string) string
+	Bool(name string) bool
+	Int(name string) int
+	Uint64(name string) uint64
+	Float64(name string) float64
+	Duration(name string) time.Duration
+	StringSlice(name string) []string
+	Generic(name string) any
+	IsSet(name string) bool
+}
+
+var _ flagValues = (*cli.Context)(nil)

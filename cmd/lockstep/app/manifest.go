@@ -124,13 +124,13 @@ func positional(c *cli.Context, names ...string) ([]string, error) {
 	return c.Args().Slice(), nil
 }
 
-// loadManifestArg reads and parses a manifest file, or stdin for "-". A file
-// that cannot be read is an input error.
-func loadManifestArg(c *cli.Context, path string) (*manifest.Manifest, error) {
+// loadManifestArg reads and parses a manifest file, or stdin (the app's
+// Reader) for "-". A file that cannot be read is an input error.
+func loadManifestArg(stdin io.Reader, path string) (*manifest.Manifest, error) {
 	var m *manifest.Manifest
 	var err error
 	if path == "-" {
-		m, _, err = manifest.Read(c.App.Reader)
+		m, _, err = manifest.Read(stdin)
 	} else {
 		m, _, err = manifest.ReadFile(path)
 	}
@@ -162,7 +162,7 @@ func manifestValidate(c *cli.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	m, err := loadManifestArg(c, a[0])
+	m, err := loadManifestArg(c.App.Reader, a[0])
 	var ve *manifest.ValidationError
 	if err != nil && !errors.As(err, &ve) {
 		return err
@@ -197,7 +197,7 @@ func manifestDigest(c *cli.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	m, err := loadManifestArg(c, a[0])
+	m, err := loadManifestArg(c.App.Reader, a[0])
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func manifestShow(c *cli.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	m, err := loadManifestArg(c, a[0])
+	m, err := loadManifestArg(c.App.Reader, a[0])
 	if err != nil {
 		return err
 	}
@@ -237,7 +237,7 @@ func manifestDiff(c *cli.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	old, new, err := loadOldNew(c, a[0], a[1])
+	old, new, err := loadOldNew(c.App.Reader, a[0], a[1])
 	if err != nil {
 		return err
 	}
@@ -257,11 +257,11 @@ func manifestDiff(c *cli.Context, inv *invocation) error {
 
 // loadOldNew reads diff's OLD and NEW manifests (loadManifestArg), each
 // error naming which.
-func loadOldNew(c *cli.Context, oldPath, newPath string) (old, new *manifest.Manifest, err error) {
-	if old, err = loadManifestArg(c, oldPath); err != nil {
+func loadOldNew(stdin io.Reader, oldPath, newPath string) (old, new *manifest.Manifest, err error) {
+	if old, err = loadManifestArg(stdin, oldPath); err != nil {
 		return nil, nil, fmt.Errorf("OLD %s: %w", oldPath, err)
 	}
-	if new, err = loadManifestArg(c, newPath); err != nil {
+	if new, err = loadManifestArg(stdin, newPath); err != nil {
 		return nil, nil, fmt.Errorf("NEW %s: %w", newPath, err)
 	}
 	return old, new, nil

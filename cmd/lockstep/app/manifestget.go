@@ -42,7 +42,7 @@ func manifestGetCommand(inv *invocation) *cli.Command {
 			if c.NArg() != 0 {
 				return usage(fmt.Errorf("manifest get takes no arguments, got %q", c.Args().First()))
 			}
-			v, insecure, err := verifierFromFlags(c)
+			v, insecure, err := verifierFromFlags(c.Context, c)
 			if err != nil {
 				return err
 			}

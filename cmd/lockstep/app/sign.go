@@ -45,7 +45,7 @@ func signCommand(inv *invocation) *cli.Command {
 				return err
 			}
 			path := arg
-			sign, bundle, err := signerFromFlags(c, inv, "key", path)
+			sign, bundle, err := signerFromFlags(c.Context, c, inv, "key", path)
 			if err != nil {
 				return err
 			}
@@ -71,13 +71,13 @@ func signCommand(inv *invocation) *cli.Command {
 // signerFromFlags returns the sign function the key flag (keyFlag: "key"
 // for sign, "sign-key" for rollback) or --keyless asks for, and the bundle
 // path to write ("" for none).
-func signerFromFlags(c *cli.Context, inv *invocation, keyFlag, path string) (signature.SignFunc, string, error) {
+func signerFromFlags(ctx context.Context, c flagValues, inv *invocation, keyFlag, path string) (signature.SignFunc, string, error) {
 	key, kl, bundle := c.String(keyFlag), c.Bool("keyless"), c.String("bundle")
 	switch {
 	case key != "" && kl:
 		return nil, "", usage(fmt.Errorf("--%s and --keyless are exclusive", keyFlag))
 	case key != "":
-		sv, err := signature.LoadSigner(c.Context, key, inv.password())
+		sv, err := signature.LoadSigner(ctx, key, inv.password())
 		if err != nil {
 			return nil, "", keyErr(err)
 		}
@@ -147,7 +147,7 @@ func manifestVerifyCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			o, set, err := trustOptions(c, "key")
+			o, set, err := trustOptions(c.Context, c, "key")
 			if err != nil {
 				return err
 			}

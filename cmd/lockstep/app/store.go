@@ -22,7 +22,7 @@ import (
 const maxReportSize = 64 << 20
 
 // storeBy is --by or a default naming the CI run or the user.
-func storeBy(c *cli.Context) string {
+func storeBy(c flagValues) string {
 	if by := c.String("by"); by != "" {
 		return by
 	}
@@ -66,7 +66,7 @@ func publishCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := allowUnsigned(c, inv, store.RequireSigned(s)); err != nil {
+			if err := allowUnsigned(c, inv, c.Command.Name, store.RequireSigned(s)); err != nil {
 				return err
 			}
 			st, err := inv.openStore(c.Context, c.String("store"), nil)
@@ -87,8 +87,9 @@ func publishCommand(inv *invocation) *cli.Command {
 }
 
 // allowUnsigned turns an *store.UnsignedError into a usage error that
-// names the flags, or into a warning with --allow-unsigned.
-func allowUnsigned(c *cli.Context, inv *invocation, err error) error {
+// names the flags, or into a warning with --allow-unsigned; command is the
+// command's name.
+func allowUnsigned(c flagValues, inv *invocation, command string, err error) error {
 	var ue *store.UnsignedError
 	if !errors.As(err, &ue) {
 		return err
@@ -98,7 +99,7 @@ func allowUnsigned(c *cli.Context, inv *invocation, err error) error {
 		return nil
 	}
 	how := "sign it (lockstep sign --key KEY FILE, or record --sign-key KEY)"
-	if c.Command.Name == "rollback" {
+	if command == "rollback" {
 		how = "pass --sign-key KEY to sign the new manifest"
 	}
 	return usage(fmt.Errorf("%w: %s, or pass --allow-unsigned", err, how))
@@ -184,7 +185,7 @@ func rollbackCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			o, err := rollbackFromFlags(c, inv)
+			o, err := rollbackFromFlags(c.Context, c, inv)
 			if err != nil {
 				return err
 			}
@@ -193,7 +194,7 @@ func rollbackCommand(inv *invocation) *cli.Command {
 				return err
 			}
 			r, err := store.Rollback(c.Context, st, o)
-			if err := allowUnsigned(c, inv, flagged(err, map[string]string{"To": "--to"})); err != nil {
+			if err := allowUnsigned(c, inv, c.Command.Name, flagged(err, map[string]string{"To": "--to"})); err != nil {
 				return err
 			}
 			if out := c.String("output"); out != "" {
@@ -211,7 +212,7 @@ func rollbackCommand(inv *invocation) *cli.Command {
 
 // rollbackFromFlags is rollback's store.RollbackOptions, with the signer
 // of --sign-key or --keyless.
-func rollbackFromFlags(c *cli.Context, inv *invocation) (store.RollbackOptions, error) {
+func rollbackFromFlags(ctx context.Context, c flagValues, inv *invocation) (store.RollbackOptions, error) {
 	if c.Bool("no-publish") && c.String("output") == "" {
 		return store.RollbackOptions{}, usage(fmt.Errorf("--no-publish needs --output FILE"))
 	}
@@ -220,7 +221,7 @@ func rollbackFromFlags(c *cli.Context, inv *invocation) (store.RollbackOptions, 
 		By: storeBy(c), Now: time.Now(), NoPublish: c.Bool("no-publish"), AllowUnsigned: c.Bool("allow-unsigned"),
 	}
 	if c.String("sign-key") != "" || c.Bool("keyless") {
-		sign, _, err := signerFromFlags(c, inv, "sign-key", c.String("output"))
+		sign, _, err := signerFromFlags(ctx, c, inv, "sign-key", c.String("output"))
 		if err != nil {
 			return o, err
 		}
@@ -285,7 +286,7 @@ func gcCommand(inv *invocation) *cli.Command {
 // addReports reads every --in-use fleet report into o (gc and cdn prune):
 // a report that cannot be read is unread(err) (gc: a usage error, exit 2;
 // cdn prune: exit 3), one that is not a report a usage error.
-func addReports(c *cli.Context, o *store.GCOptions, unread func(error) error) error {
+func addReports(c flagValues, o *store.GCOptions, unread func(error) error) error {
 	for _, p := range c.StringSlice("in-use") {
 		b, err := regfile.Read(p, maxReportSize)
 		if err != nil {

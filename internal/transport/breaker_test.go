@@ -5,10 +5,53 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 )
+
+// testClock is a clock the test moves (WithClock): a breaker's cool-down
+// ends, and a retry's wait is over, when the test says, however slow the
+// machine. After records each wait asked for and returns at once, the
+// clock moved on by it.
+type testClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	waits []time.Duration
+}
+
+func newTestClock() *testClock { return &testClock{now: time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)} }
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock d on.
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func (c *testClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waits = append(c.waits, d)
+	c.now = c.now.Add(d)
+	ch := make(chan time.Time, 1)
+	ch <- c.now
+	return ch
+}
+
+// Waits returns the waits asked of After so far.
+func (c *testClock) Waits() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.waits...)
+}
 
 // TestBreaker: BreakerFailures retryable failures in a row open a host's
 // breaker (the request whose attempt opened it gets that attempt's
@@ -33,7 +76,8 @@ func TestBreaker(t *testing.T) {
 	p := fast()
 	p.MaxAttempts, p.RetryFloor = 4, 100
 	p.BreakerFailures, p.BreakerCooldown, p.MaxDelay = 3, cooldown, 4*cooldown
-	c := New(p)
+	clk := newTestClock()
+	c := New(p, WithClock(clk))
 	status := func(url string) (int, error) {
 		t.Helper()
 		resp, err := get(t, c, url)
@@ -92,7 +136,14 @@ func TestBreaker(t *testing.T) {
 	// twice as long.
 	var ce *CircuitOpenError
 	errors.As(err, &ce)
-	time.Sleep(ce.Wait + time.Millisecond)
+	// A millisecond short of it, still open, nothing sent.
+	clk.Advance(ce.Wait - time.Millisecond)
+	_, err = status(srv.URL)
+	open("a millisecond before the cool-down ends", err, time.Millisecond, time.Millisecond)
+	if hits.Load() != 3 {
+		t.Fatalf("a millisecond before the cool-down ends: %d sent in all, want 3", hits.Load())
+	}
+	clk.Advance(2 * time.Millisecond)
 	if code, err := status(srv.URL); code != http.StatusServiceUnavailable || err != nil || hits.Load() != 4 {
 		t.Fatalf("the probe: %d, %v, %d sent in all; want its 503, not retried, 4 sent", code, err, hits.Load())
 	}
@@ -102,7 +153,7 @@ func TestBreaker(t *testing.T) {
 	// The host is back: the next probe's answer closes the breaker.
 	up.Store(true)
 	errors.As(err, &ce)
-	time.Sleep(ce.Wait + time.Millisecond)
+	clk.Advance(ce.Wait + time.Millisecond)
 	for i := range 3 {
 		if code, err := status(srv.URL); code != 200 || err != nil {
 			t.Fatalf("request %d after recovery: %d, %v, want 200", i, code, err)
@@ -126,7 +177,8 @@ func TestBreakerOneProbe(t *testing.T) {
 	defer close(release)
 	p := fast()
 	p.MaxAttempts, p.RetryFloor, p.BreakerFailures, p.BreakerCooldown = 1, 100, 3, 20*time.Millisecond
-	c := New(p)
+	clk := newTestClock()
+	c := New(p, WithClock(clk))
 	for range 3 {
 		resp, err := get(t, c, srv.URL)
 		if err != nil {
@@ -134,7 +186,7 @@ func TestBreakerOneProbe(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	time.Sleep(25 * time.Millisecond)
+	clk.Advance(25 * time.Millisecond)
 	probe := make(chan error, 1)
 	go func() {
 		resp, err := get(t, c, srv.URL)
@@ -266,7 +318,8 @@ func TestBreakerProbeCancelled(t *testing.T) {
 	defer srv.Close()
 	p := fast()
 	p.MaxAttempts, p.RetryFloor, p.BreakerFailures, p.BreakerCooldown = 1, 100, 3, 20*time.Millisecond
-	c := New(p)
+	clk := newTestClock()
+	c := New(p, WithClock(clk))
 	for range 3 {
 		resp, err := get(t, c, srv.URL)
 		if err != nil {
@@ -274,7 +327,7 @@ func TestBreakerProbeCancelled(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	time.Sleep(25 * time.Millisecond)
+	clk.Advance(25 * time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)

@@ -25,6 +25,7 @@ type Client struct {
 	hosts    hostSlots
 	budget   budget
 	breakers *breakers
+	clock    Clock // WithClock; the system's by default
 	logger   *slog.Logger
 	lean     *leanPool // WithLeanHeads
 
@@ -137,6 +138,7 @@ func New(p Policy, opts ...Option) *Client {
 		hosts:    hostSlots{max: p.MaxConnsPerHost, slots: map[string]*hostSlot{}},
 		budget:   budget{tokens: float64(p.RetryFloor), capacity: float64(p.RetryFloor), ratio: p.RetryRatio},
 		breakers: newBreakers(p),
+		clock:    systemClock{},
 		logger:   slog.New(slog.DiscardHandler),
 		certs:    map[string]Certificate{},
 	}

@@ -81,12 +81,10 @@ func (r retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 			c.logger.Debug("retrying", "method", req.Method, "url", req.URL.String(), "err", err, "wait", wait)
 		}
 		cancel()
-		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return nil, ctx.Err()
-		case <-t.C:
+		case <-c.clock.After(wait):
 		}
 	}
 }
@@ -110,7 +108,7 @@ func (c *Client) decide(ctx context.Context, n int, resp *http.Response, err err
 		return false, 0
 	}
 	c.budget.fail()
-	ra, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	ra, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), c.clock.Now())
 	if !ok {
 		return true, c.policy.Delay(n)
 	}

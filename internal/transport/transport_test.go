@@ -235,11 +235,19 @@ func TestBudget(t *testing.T) {
 
 func TestRetryAfter(t *testing.T) {
 	var n atomic.Int64
+	var date atomic.Value // /date's Retry-After, a string set before it is asked
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/once":
 			if n.Add(1) == 1 {
 				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			io.WriteString(w, "ok")
+		case "/date":
+			if n.Add(1) == 1 {
+				w.Header().Set("Retry-After", date.Load().(string))
 				w.WriteHeader(http.StatusTooManyRequests)
 				return
 			}
@@ -251,15 +259,30 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c := New(fast())
-	start := time.Now()
+	clk := newTestClock()
+	c := New(fast(), WithClock(clk))
 	resp, err := get(t, c, srv.URL+"/once")
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if waited := time.Since(start); resp.StatusCode != 200 || waited < time.Second {
-		t.Errorf("429 Retry-After: 1 then 200: got %d after %v, want 200 after at least 1s", resp.StatusCode, waited)
+	// The wait is the clock's: asked for, not slept.
+	if waits := clk.Waits(); resp.StatusCode != 200 || len(waits) != 1 || waits[0] < time.Second || waits[0] > time.Second+fast().MaxDelay {
+		t.Errorf("429 Retry-After: 1 then 200: got %d after waits %v, want 200 after one wait of 1s plus at most the jitter %v", resp.StatusCode, waits, fast().MaxDelay)
+	}
+	// An HTTP date is read against the client's clock, not the system's.
+	// (An HTTP date has whole seconds: the wait is to that second.)
+	n.Store(0)
+	at := clk.Now().Add(2 * time.Second).Truncate(time.Second)
+	want := at.Sub(clk.Now())
+	date.Store(at.UTC().Format(http.TimeFormat))
+	resp, err = get(t, c, srv.URL+"/date")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if waits := clk.Waits(); resp.StatusCode != 200 || len(waits) != 2 || waits[1] < want || waits[1] > want+fast().MaxDelay {
+		t.Errorf("429 Retry-After: a date %v ahead of the client's clock, then 200: got %d after waits %v, want a second wait of %v plus the jitter", want, resp.StatusCode, waits, want)
 	}
 	n.Store(0)
 	resp, err = get(t, c, srv.URL+"/hour")

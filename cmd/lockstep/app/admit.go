@@ -24,7 +24,7 @@ import (
 	"github.com/lockstep-dev/lockstep/verify/cdn/cdngate"
 )
 
-func admitCommand() *cli.Command {
+func admitCommand(inv *invocation) *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "report", Usage: "also write the JSON decision to `FILE` (atomically)"},
 		formatFlag("text", "json"),
@@ -67,16 +67,16 @@ func admitCommand() *cli.Command {
 				3: "refused because something could not be checked (a dependency down, the deadline reached, a closure over --max-closure)",
 			}),
 		Flags:  append(consumerFlags(), flags...),
-		Action: runAdmit,
+		Action: inv.act(runAdmit),
 	}
 }
 
-func runAdmit(c *cli.Context) error {
+func runAdmit(c *cli.Context, inv *invocation) error {
 	f, err := format(c, "text", "json")
 	if err != nil {
 		return err
 	}
-	cfg, err := admitConfig(c)
+	cfg, err := admitConfig(c.Context, c, inv)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func admitExit(d admission.Decision) error {
 // (with the trusted cache's --max-age fallback), which is also the check's
 // guard by its trusted state: it refuses rollbacks and records what was
 // admitted.
-func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config, error) {
+func checkFromFlags(ctx context.Context, c flagValues, inv *invocation, client *transport.Client) (admission.Config, error) {
 	if c.String("running") == "" {
 		return admission.Config{}, usage(errors.New("--running is required: docker[:CONTAINER], containerd[:[NAMESPACE/]CONTAINER], cri[:[POD/]CONTAINER], ecs[:CONTAINER], file:PATH or digest:sha256:HEX"))
 	}
@@ -138,23 +138,23 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 	if c.Duration("timeout") <= 0 || c.Duration("tls-warn") <= 0 {
 		return admission.Config{}, usage(errors.New("--timeout and --tls-warn must be positive"))
 	}
-	verifier, insecure, err := verifierFromFlags(c)
+	verifier, insecure, err := verifierFromFlags(ctx, c)
 	if err != nil {
 		return admission.Config{}, err
 	}
-	images, err := imageSignaturesFromFlags(c, client)
+	images, err := imageSignaturesFromFlags(ctx, c, inv, client)
 	if err != nil {
 		return admission.Config{}, err
 	}
-	prov, err := provenanceFromFlags(c)
+	prov, err := provenanceFromFlags(ctx, c, inv)
 	if err != nil {
 		return admission.Config{}, err
 	}
 	rs, err := running.Parse(c.String("running"), running.Options{
-		DockerHost:        getenv(c, "DOCKER_HOST"),
-		ContainerdAddress: getenv(c, "CONTAINERD_ADDRESS"),
-		CRIEndpoint:       getenv(c, "CONTAINER_RUNTIME_ENDPOINT"),
-		ECSMetadataURI:    getenv(c, "ECS_CONTAINER_METADATA_URI_V4"),
+		DockerHost:        inv.getenv("DOCKER_HOST"),
+		ContainerdAddress: inv.getenv("CONTAINERD_ADDRESS"),
+		CRIEndpoint:       inv.getenv("CONTAINER_RUNTIME_ENDPOINT"),
+		ECSMetadataURI:    inv.getenv("ECS_CONTAINER_METADATA_URI_V4"),
 		DefaultContainer:  c.String("image"),
 		Client:            client,
 	})
@@ -167,7 +167,7 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		return admission.Config{}, usage(err)
 	}
 	// Last: it opens (creates) the state directory.
-	src, err := trustedSourceFromFlags(c, client)
+	src, err := trustedSourceFromFlags(ctx, c, inv, client)
 	if err != nil {
 		return admission.Config{}, err
 	}
@@ -181,7 +181,7 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 		Probes: c.StringSlice("probe"), Sample: c.Int("sample"), AllAssets: c.Bool("all-assets"), MaxClosure: c.Int("max-closure"), MaxReferences: c.Int("max-references"),
 		Instance:   c.String("instance-base"),
 		AllowHosts: c.StringSlice("allow-host"), AssetFreePages: c.Bool("asset-free-page"),
-		Client: client, Timeout: c.Duration("timeout"), Logger: logger(c),
+		Client: client, Timeout: c.Duration("timeout"), Logger: inv.log,
 	}, nil
 }
 
@@ -189,7 +189,7 @@ func checkFromFlags(c *cli.Context, client *transport.Client) (admission.Config,
 // --require-image-signature (or --require-embedded-signatures), nil
 // without: imageVerifierFromFlags for the gate's platform, reading the
 // registry (when the manifest embeds nothing) through client.
-func imageSignaturesFromFlags(c *cli.Context, client *transport.Client) (admission.ImageVerifier, error) {
+func imageSignaturesFromFlags(ctx context.Context, c flagValues, inv *invocation, client *transport.Client) (admission.ImageVerifier, error) {
 	if !c.Bool("require-image-signature") && !c.Bool("require-embedded-signatures") {
 		return nil, nil
 	}
@@ -198,7 +198,7 @@ func imageSignaturesFromFlags(c *cli.Context, client *transport.Client) (admissi
 		platform = admission.DefaultPlatform()
 	}
 	remoteOpts := append(ggcrretry.Options(client), remote.WithAuthFromKeychain(authn.DefaultKeychain))
-	v, err := imageVerifierFromFlags(c, []string{platform}, remoteOpts)
+	v, err := imageVerifierFromFlags(ctx, c, inv, []string{platform}, remoteOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -207,14 +207,14 @@ func imageSignaturesFromFlags(c *cli.Context, client *transport.Client) (admissi
 
 // provenanceFromFlags is the provenance verifier of --require-provenance,
 // nil without: it reads no registry, only what the manifest embeds.
-func provenanceFromFlags(c *cli.Context) (admission.ProvenanceVerifier, error) {
+func provenanceFromFlags(ctx context.Context, c flagValues, inv *invocation) (admission.ProvenanceVerifier, error) {
 	if !c.Bool("require-provenance") {
 		if c.IsSet("provenance-key") {
 			return nil, usage(errors.New("--provenance-key needs --require-provenance"))
 		}
 		return nil, nil
 	}
-	v, err := provenanceVerifierFromFlags(c, nil)
+	v, err := provenanceVerifierFromFlags(ctx, c, inv, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func provenanceFromFlags(c *cli.Context) (admission.ProvenanceVerifier, error) {
 }
 
 // admitConfig turns the flags into a gate.
-func admitConfig(c *cli.Context) (gate.Config, error) {
+func admitConfig(ctx context.Context, c flagValues, inv *invocation) (gate.Config, error) {
 	if (c.String("lifecycle-hook") == "") != (c.String("asg") == "") {
 		return gate.Config{}, usage(errors.New("--lifecycle-hook and --asg go together"))
 	}
@@ -230,11 +230,11 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 	if err != nil {
 		return gate.Config{}, err
 	}
-	client := newClient(c, transport.DefaultPolicy(), clientOptions{Gate: true, Bundle: bundle})
+	client := inv.client(transport.DefaultPolicy(), clientOptions{Gate: true, AllowLinkLocal: c.Bool("allow-link-local"), Bundle: bundle})
 	// The AWS APIs are reached on a client of their own: the instance
 	// metadata service (IMDS) is link-local by nature.
-	awsClient := newClient(c, transport.DefaultPolicy(), clientOptions{Bundle: bundle})
-	check, err := checkFromFlags(c, client)
+	awsClient := inv.client(transport.DefaultPolicy(), clientOptions{Bundle: bundle})
+	check, err := checkFromFlags(ctx, c, inv, client)
 	if err != nil {
 		return gate.Config{}, err
 	}
@@ -244,7 +244,7 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 		TargetGroup: c.String("target-group"), TargetPort: int32(c.Int("target-port")),
 		InstanceID: c.String("instance-id"), Region: c.String("region"),
 		HeartbeatInterval: c.Duration("heartbeat-interval"),
-		DryRun:            c.Bool("dry-run"), Logger: logger(c),
+		DryRun:            c.Bool("dry-run"), Logger: inv.log,
 	}
 	if cfg.LifecycleHook != "" || cfg.TargetGroup != "" {
 		cfg.Connect = func(ctx context.Context, region string) (gate.Clients, error) {
@@ -256,7 +256,7 @@ func admitConfig(c *cli.Context) (gate.Config, error) {
 			return gate.Clients{Completer: as, Heartbeater: as, Registrar: elbv2.NewFromConfig(ac)}, nil
 		}
 		if cfg.InstanceID == "" || cfg.Region == "" {
-			ac, err := awsConfig(c.Context, awsClient)
+			ac, err := awsConfig(ctx, awsClient)
 			if err != nil {
 				return gate.Config{}, unverified(err)
 			}

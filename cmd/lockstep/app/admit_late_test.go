@@ -1,3 +1,5 @@
+//go:build unix
+
 package app_test
 
 import (
@@ -6,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,18 +57,19 @@ func TestAdmitWaitsForLateNginx(t *testing.T) {
 		took      time.Duration
 	}
 	late := func(root, timeout string) result {
-		port := testenv.FreePort(t)
+		port, release := reservePort(t)
 		done := make(chan result, 1)
 		go func() {
 			code, out, errs, took := admit(port, timeout)
 			done <- result{code, out, errs, took}
 		}()
-		time.Sleep(3 * time.Second)
+		time.Sleep(3 * time.Second) // the application's lateness, the scenario's
 		select {
 		case r := <-done:
 			return r // gave up before the application came up
 		default:
 		}
+		release()
 		testenv.NginxAt(t, port, root)
 		return <-done
 	}
@@ -93,4 +98,31 @@ func TestAdmitWaitsForLateNginx(t *testing.T) {
 	if r.took > 20*time.Second {
 		t.Errorf("the refusal took %v: a mismatch is final, not waited on to the --timeout of 60 s", r.took)
 	}
+}
+
+// reservePort binds a loopback port without listening on it, for the life
+// of the test: a client is refused there, as by a port no application
+// serves yet, and no other server of the run can be given the port while
+// the test waits (testenv.FreePort closes its socket at once, so the port
+// is anyone's until the late server binds it). release closes the socket
+// for the application to bind the port at once: one that never listened
+// leaves no TIME_WAIT.
+func reservePort(t *testing.T) (port int, release func()) {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.CloseOnExec(fd)
+	var once sync.Once
+	release = func() { once.Do(func() { syscall.Close(fd) }) }
+	t.Cleanup(release)
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sa.(*syscall.SockaddrInet4).Port, release
 }

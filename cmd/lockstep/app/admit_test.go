@@ -125,6 +125,7 @@ func (e admitEnv) from(src []string, extra ...string) []string {
 }
 
 func TestAdmit(t *testing.T) {
+	t.Parallel()
 	e := newAdmitEnv(t)
 	report := filepath.Join(t.TempDir(), "decision.json")
 	code, out, errs := run(t, e.args("--format", "json", "--report", report)...)
@@ -153,6 +154,7 @@ func TestAdmit(t *testing.T) {
 }
 
 func TestAdmitExitCodes(t *testing.T) {
+	t.Parallel()
 	e := newAdmitEnv(t)
 	other := "digest:sha256:" + strings.Repeat("9", 64)
 	tests := []struct {
@@ -260,6 +262,7 @@ func TestAdmitDocker(t *testing.T) {
 // does not say which one the instance runs is a usage error (exit 2,
 // image-not-named) naming both, not a guess; with --image it is judged.
 func TestAdmitTwoImagesNoImage(t *testing.T) {
+	t.Parallel()
 	e := newAdmitEnv(t)
 	api := e.image
 	api.Name, api.Ref, api.Repository = "api", "127.0.0.1:5000/api:v1", "127.0.0.1:5000/api"

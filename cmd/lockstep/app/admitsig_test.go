@@ -18,6 +18,7 @@ import (
 // --require-embedded-signatures on a manifest that embeds nothing refused
 // (exit 1), and the registry fallback down (exit 3).
 func TestAdmitImageSignature(t *testing.T) {
+	t.Parallel()
 	r := sigtest.NewRelease(t, nil, "index", "linux/amd64", "linux/arm64")
 	dir := t.TempDir()
 	pub := filepath.Join(dir, "cosign.pub")

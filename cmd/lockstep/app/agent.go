@@ -17,7 +17,7 @@ import (
 	"github.com/lockstep-dev/lockstep/internal/transport"
 )
 
-func agentCommand() *cli.Command {
+func agentCommand(inv *invocation) *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "listen", Value: agent.DefaultListen, Usage: "host:port to serve /v1/status, /healthz and /metrics on; a non-loopback address needs --token-file or --tls-cert/--tls-key/--client-ca", EnvVars: []string{"LOCKSTEP_AGENT_LISTEN"}},
 		&cli.StringFlag{Name: "token-file", Usage: "a file holding the bearer token /v1/status and /metrics require", EnvVars: []string{"LOCKSTEP_AGENT_TOKEN_FILE"}},
@@ -49,14 +49,14 @@ func agentCommand() *cli.Command {
 				3: "it could not listen, or --identity imds found no instance metadata",
 			}),
 		Flags:  append(flags, consumerFlags()...),
-		Action: runAgent,
+		Action: inv.act(runAgent),
 		// An unknown or malformed flag is a usage error (exit 2).
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return flagUsage(err, "lockstep agent") },
 	}
 }
 
-func runAgent(c *cli.Context) error {
-	cfg, opts, err := agentFromFlags(c)
+func runAgent(c *cli.Context, inv *invocation) error {
+	cfg, opts, err := agentFromFlags(c.Context, c, inv)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func runAgent(c *cli.Context) error {
 
 // agentFromFlags checks the agent's flags and turns them into its config
 // (checker, manifest watch, identity) and serve options.
-func agentFromFlags(c *cli.Context) (agent.Config, agent.ServeOptions, error) {
+func agentFromFlags(ctx context.Context, c flagValues, inv *invocation) (agent.Config, agent.ServeOptions, error) {
 	if j := c.Float64("jitter"); j < 0 || j >= 1 {
 		return agent.Config{}, agent.ServeOptions{}, usage(fmt.Errorf("--jitter %g: want a fraction in [0, 1)", j))
 	}
@@ -82,11 +82,11 @@ func agentFromFlags(c *cli.Context) (agent.Config, agent.ServeOptions, error) {
 	if err != nil {
 		return agent.Config{}, opts, err
 	}
-	checker, watch, err := agentChecker(c)
+	checker, watch, err := agentChecker(ctx, c, inv)
 	if err != nil {
 		return agent.Config{}, opts, err
 	}
-	id, err := agentIdentity(c)
+	id, err := agentIdentity(ctx, c, inv)
 	if err != nil {
 		return agent.Config{}, opts, err
 	}
@@ -95,13 +95,13 @@ func agentFromFlags(c *cli.Context) (agent.Config, agent.ServeOptions, error) {
 		Checker: checker, CheckTimeout: c.Duration("timeout") + 10*time.Second,
 		Interval: c.Duration("interval"), Jitter: c.Float64("jitter"),
 		Watch: watch, WatchInterval: c.Duration("watch-interval"),
-		Identity: id, Version: Version, Logger: logger(c),
+		Identity: id, Version: Version, Logger: inv.log,
 	}, opts, nil
 }
 
 // agentServeOptions turns the listen and authentication flags into serve
 // options, refusing a non-loopback address without authentication.
-func agentServeOptions(c *cli.Context) (agent.ServeOptions, error) {
+func agentServeOptions(c flagValues) (agent.ServeOptions, error) {
 	o := agent.ServeOptions{Addr: c.String("listen")}
 	if p := c.String("token-file"); p != "" {
 		t, err := readBearerToken(p)
@@ -137,17 +137,17 @@ func agentServeOptions(c *cli.Context) (agent.ServeOptions, error) {
 // agentIdentity finds the instance's identity as --identity says: IMDSv2
 // (bounded to a few seconds; the Auto Scaling group from the instance's
 // tags, else from DescribeAutoScalingInstances), the hostname otherwise.
-func agentIdentity(c *cli.Context) (agent.Identity, error) {
+func agentIdentity(ctx context.Context, c flagValues, inv *invocation) (agent.Identity, error) {
 	mode := c.String("identity")
 	switch mode {
 	case "hostname":
-		id, _ := agent.Identify(c.Context, agent.IdentifyOptions{})
+		id, _ := agent.Identify(ctx, agent.IdentifyOptions{})
 		return named(c, id), nil
 	case "auto", "imds":
 	default:
 		return agent.Identity{}, usage(fmt.Errorf("--identity %q: want auto, imds or hostname", mode))
 	}
-	ctx, cancel := context.WithTimeout(c.Context, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	// The SDK's configuration, as the boot gate loads it: the IMDS
 	// endpoint (AWS_EC2_METADATA_SERVICE_ENDPOINT, AWS_EC2_METADATA_DISABLED)
@@ -157,7 +157,7 @@ func agentIdentity(c *cli.Context) (agent.Identity, error) {
 	bundle, err := awsCABundle()
 	var cfg aws.Config
 	if err == nil {
-		cfg, err = awsConfig(ctx, newClient(c, transport.DefaultPolicy(), clientOptions{Bundle: bundle}), awsconfig.WithEC2IMDSRegion())
+		cfg, err = awsConfig(ctx, inv.client(transport.DefaultPolicy(), clientOptions{Bundle: bundle}), awsconfig.WithEC2IMDSRegion())
 	}
 	if err != nil {
 		errs = append(errs, err)
@@ -171,17 +171,17 @@ func agentIdentity(c *cli.Context) (agent.Identity, error) {
 			return id, unverified(fmt.Errorf("--identity imds: %w", errors.Join(errs...)))
 		}
 		if c.String("instance-name") == "" {
-			logger(c).Info("no instance metadata; the hostname identifies this instance", "hostname", id.Hostname)
+			inv.log.Info("no instance metadata; the hostname identifies this instance", "hostname", id.Hostname)
 		}
 	}
 	for _, err := range errs {
-		logger(c).Debug("finding the instance identity", "err", err)
+		inv.log.Debug("finding the instance identity", "err", err)
 	}
 	return named(c, id), nil
 }
 
 // named applies --instance-name.
-func named(c *cli.Context, id agent.Identity) agent.Identity {
+func named(c flagValues, id agent.Identity) agent.Identity {
 	if n := c.String("instance-name"); n != "" {
 		id.InstanceID, id.Source = n, "flag"
 	}

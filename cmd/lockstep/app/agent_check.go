@@ -1,7 +1,7 @@
 package app
 
 import (
-	"github.com/urfave/cli/v2"
+	"context"
 
 	"github.com/lockstep-dev/lockstep/admission/agent"
 	"github.com/lockstep-dev/lockstep/internal/transport"
@@ -14,12 +14,12 @@ import (
 // admit (checkFromFlags), and, when the manifest comes from a store
 // channel, the watch that re-checks as soon as the channel moves: on the
 // store the check reads, opened once, on the check's transport.
-func agentChecker(c *cli.Context) (agent.Checker, agent.WatchFunc, error) {
+func agentChecker(ctx context.Context, c flagValues, inv *invocation) (agent.Checker, agent.WatchFunc, error) {
 	bundle, err := awsCABundle()
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := checkFromFlags(c, newClient(c, transport.DefaultPolicy(), clientOptions{Gate: true, Bundle: bundle}))
+	cfg, err := checkFromFlags(ctx, c, inv, inv.client(transport.DefaultPolicy(), clientOptions{Gate: true, AllowLinkLocal: c.Bool("allow-link-local"), Bundle: bundle}))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestAgentCLIRefusesBadListen(t *testing.T) {
+	t.Parallel()
 	token := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(token, []byte("two words\n"), 0o600)
 	tests := []struct {

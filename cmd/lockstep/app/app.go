@@ -7,12 +7,20 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/lockstep-dev/lockstep/cmd/lockstep/internal/termbar"
 )
 
 // New returns the lockstep application.
-func New() *cli.App {
+func New() *cli.App { return newApp(nil) }
+
+// newApp is New with env as the run's own environment (Run's, read before
+// the process's). Its commands share one invocation, built in Before from
+// the app's flags.
+func newApp(env map[string]string) *cli.App {
+	return appWith(newInvocation(env))
+}
+
+// appWith is the app whose commands share inv, which its Before starts.
+func appWith(inv *invocation) *cli.App {
 	a := &cli.App{
 		Name:                 "lockstep",
 		Usage:                "verify that the fleet runs exactly the release that was shipped",
@@ -35,8 +43,13 @@ func New() *cli.App {
 			if err := inlineComments(c.Args().First(), os.Environ()); err != nil {
 				return err
 			}
-			_, err := parseLevel(c.String("log-level"))
-			return err
+			lvl, err := parseLevel(c.String("log-level"))
+			if err != nil {
+				return err
+			}
+			inv.start(c.App.ErrWriter, lvl)
+			ownHelp(c.App)
+			return nil
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return flagUsage(err, "lockstep")
@@ -50,26 +63,26 @@ func New() *cli.App {
 		},
 		Commands: []*cli.Command{
 			// The CI step.
-			pinCommand(),
-			recordCommand(),
-			manifestCommand(),
-			cdnCommand(),
-			signCommand(),
-			keygenCommand(),
+			pinCommand(inv),
+			recordCommand(inv),
+			manifestCommand(inv),
+			cdnCommand(inv),
+			signCommand(inv),
+			keygenCommand(inv),
 			// The store.
-			publishCommand(),
-			statusCommand(),
-			rollbackCommand(),
-			gcCommand(),
+			publishCommand(inv),
+			statusCommand(inv),
+			rollbackCommand(inv),
+			gcCommand(inv),
 			// The gates.
-			admitCommand(),
-			webhookCommand(),
+			admitCommand(inv),
+			webhookCommand(inv),
 			// The fleet.
-			agentCommand(),
-			fleetCommand(),
+			agentCommand(inv),
+			fleetCommand(inv),
 			// The rest.
-			demoCommand(),
-			versionCommand(),
+			demoCommand(inv),
+			versionCommand(inv),
 		},
 	}
 	requireFlags(a.Commands, a.Name)
@@ -102,26 +115,6 @@ func groupExits(name string) exits {
 	}
 }
 
-// logger returns the logger commands hand to libraries: text on the app's
-// ErrWriter at the --log-level. It is one logger per run of the app, so
-// that libraries logging from several goroutines (record pins while it
-// hashes) write through one handler and its lock, never two at once.
-func logger(c *cli.Context) *slog.Logger {
-	if l, ok := c.App.Metadata[loggerKey].(*slog.Logger); ok {
-		return l
-	}
-	lvl, _ := parseLevel(c.String("log-level"))
-	l := slog.New(slog.NewTextHandler(termbar.Lines(c.App.ErrWriter), &slog.HandlerOptions{Level: lvl}))
-	if c.App.Metadata == nil {
-		c.App.Metadata = map[string]any{}
-	}
-	c.App.Metadata[loggerKey] = l
-	return l
-}
-
-// loggerKey is where logger keeps the run's logger in App.Metadata.
-const loggerKey = "lockstep.logger"
-
 func parseLevel(s string) (slog.Level, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {
@@ -140,7 +133,7 @@ func formatFlag(formats ...string) *cli.StringFlag {
 }
 
 // format returns the --format value, checked against the allowed formats.
-func format(c *cli.Context, formats ...string) (string, error) {
+func format(c flagValues, formats ...string) (string, error) {
 	f := c.String("format")
 	for _, ok := range formats {
 		if f == ok {

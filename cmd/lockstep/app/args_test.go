@@ -36,6 +36,7 @@ func walkCommands(cmds []*cli.Command, path string, fn func(string, *cli.Command
 // flag (help shown, an unknown one refused as a usage error), and after
 // "--" it is an argument.
 func TestFlagsAnywhere(t *testing.T) {
+	t.Parallel()
 	cmds := leaves(New().Commands, "")
 	if len(cmds) < 15 {
 		t.Fatalf("found only %d commands: %v", len(cmds), cmds)
@@ -60,6 +61,7 @@ func TestFlagsAnywhere(t *testing.T) {
 }
 
 func TestSplitArgs(t *testing.T) {
+	t.Parallel()
 	defs := []cli.Flag{&cli.StringFlag{Name: "format", Aliases: []string{"f"}}, &cli.BoolFlag{Name: "full"}, &cli.StringSliceFlag{Name: "probe"}}
 	for _, tc := range []struct {
 		in          string
@@ -86,6 +88,7 @@ func TestSplitArgs(t *testing.T) {
 }
 
 func TestMistypedCommand(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -130,6 +133,7 @@ func formatCommands(cmds []*cli.Command, path string) []string {
 // TestJSONErrors: with --format json, exits 2 and 3 print a JSON error
 // object on stdout, in every command that has the format.
 func TestJSONErrors(t *testing.T) {
+	t.Parallel()
 	cmds := formatCommands(New().Commands, "")
 	if len(cmds) < 8 {
 		t.Fatalf("found only %d commands with --format json: %v", len(cmds), cmds)

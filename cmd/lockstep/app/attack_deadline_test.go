@@ -81,6 +81,7 @@ func writeManifest(t *testing.T, cdn string, files map[string]string) string {
 // nginx servers and a loopback server that never answers; none records a
 // generation.
 func TestAttackDeadline(t *testing.T) {
+	// Not parallel: its cases bound the whole command's time (within).
 	_, conf := webImage()
 	hung := blackhole(t)
 

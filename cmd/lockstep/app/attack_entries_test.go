@@ -118,6 +118,7 @@ func evilHost(t *testing.T) (string, *atomic.Int64) {
 // the manifest does not hold or another host is refused, the host never
 // asked.
 func TestAttackEntries(t *testing.T) {
+	t.Parallel()
 	e := newEntriesEnv(t)
 	home := e.inst + "/index.html"
 

@@ -65,6 +65,7 @@ var graphBuild = map[string]string{
 // recorded); the correct deployment is admitted, and so is one without a
 // file that nothing loads.
 func TestAttackGraph(t *testing.T) {
+	t.Parallel()
 	cdnDir, appDir := t.TempDir(), t.TempDir()
 	cdn := testenv.Nginx(t, cdnDir)
 	build, pages := map[string]string{}, map[string]string{}

@@ -22,6 +22,7 @@ import (
 // govern each as its dotted quad, and refuse a host that ends in a number
 // without being an address.
 func TestAttackNumericHosts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cert, key, pool := webhookTestCert(t, dir)
 	addr := loopbackAddr(t)

@@ -166,6 +166,7 @@ type pageAttack struct {
 }
 
 func TestAttackProbe(t *testing.T) {
+	t.Parallel()
 	e := newProbeAttackEnv(t)
 	const evil = "http://evil.example"
 	foreign := func(name, html string) pageAttack {
@@ -329,6 +330,7 @@ func (e probeAttackEnv) page(t *testing.T, html string, alone bool) string {
 // metadata address (each is refused before any connection), none follows
 // a redirect to another origin.
 func TestAttackRequests(t *testing.T) {
+	t.Parallel()
 	e := newProbeAttackEnv(t)
 	admit := func(manifestURL string, extra ...string) []string {
 		return append([]string{"admit", "--manifest", manifestURL, "--release", "store-web", "--insecure-allow-unsigned", "--image", "web",

@@ -14,6 +14,7 @@ import (
 // 2 naming the route (and both routes for an overlap), and starts nothing
 // (no store directory is created).
 func TestAttackRoutes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cert, key, _ := webhookTestCert(t, dir)
 	const head = "apiVersion: lockstep.dev/v1\nkind: WebhookRoutes\n"

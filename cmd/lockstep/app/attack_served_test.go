@@ -153,6 +153,7 @@ func (e servedEnv) admit(t *testing.T, mpath string, extra ...string) (int, admi
 // says the instance serves every file outside _next/, and the graph that
 // leads from the page to the RSC payload and the service worker's fetch.
 func TestServedSplitRecorded(t *testing.T) {
+	t.Parallel()
 	e := newServedEnv(t)
 	m, _, err := manifest.ReadFile(e.manifest)
 	if err != nil {
@@ -188,6 +189,7 @@ func TestServedSplitRecorded(t *testing.T) {
 // names and where), and that the trusted state was written only when
 // admitted.
 func TestAttackServed(t *testing.T) {
+	t.Parallel()
 	e := newServedEnv(t)
 	type change struct {
 		dir, path string

@@ -130,6 +130,7 @@ func TestAttackWriter(t *testing.T) {
 // WriteFile's order: sidecars, stale ones removed, the manifest last; a
 // blank sidecar or one aimed at the manifest itself writes nothing.
 func TestWriteFileRefusals(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "m.json")
 	m := storetest.Manifest(t, "web", 1, "")
 	for _, tc := range []struct {

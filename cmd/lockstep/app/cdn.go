@@ -2,12 +2,8 @@ package app
 
 import (
 	"fmt"
-	"os"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -16,7 +12,7 @@ import (
 	"github.com/lockstep-dev/lockstep/verify/cdn"
 )
 
-func cdnCommand() *cli.Command {
+func cdnCommand(inv *invocation) *cli.Command {
 	def := transport.DefaultPolicy()
 	return group("cdn", "check a release's assets on its CDN",
 		describe("cdn check asks every CDN base for every asset of a manifest, the check record --check-cdn runs\n"+
@@ -59,20 +55,23 @@ func cdnCommand() *cli.Command {
 				&cli.BoolFlag{Name: "ignore-etag", Usage: "do not compare an ETag that looks like a SHA-256 with the recorded hash"},
 				formatFlag(cdn.Formats...),
 			),
-			Action: cdnCheck,
-		}, cdnPruneCommand())
+			Action: inv.act(cdnCheck),
+		}, cdnPruneCommand(inv))
 }
 
-func cdnCheck(c *cli.Context) error {
+func cdnCheck(c *cli.Context, inv *invocation) error {
 	f, err := format(c, cdn.Formats...)
 	if err != nil {
 		return err
 	}
-	opts, err := cdnOptionsFromFlags(c)
+	if c.NArg() > 0 {
+		return usage(fmt.Errorf("cdn check takes no arguments, got %q", c.Args().First()))
+	}
+	opts, err := cdnOptionsFromFlags(c, inv)
 	if err != nil {
 		return err
 	}
-	src, err := anySourceFromFlags(c)
+	src, err := anySourceFromFlags(c.Context, c, inv)
 	if err != nil {
 		return err
 	}
@@ -100,10 +99,7 @@ func cdnCheck(c *cli.Context) error {
 
 // cdnOptionsFromFlags checks cdn check's flags and turns them into
 // cdn.Options, with a client whose per-host cap is --concurrency.
-func cdnOptionsFromFlags(c *cli.Context) (cdn.Options, error) {
-	if c.NArg() > 0 {
-		return cdn.Options{}, usage(fmt.Errorf("cdn check takes no arguments, got %q", c.Args().First()))
-	}
+func cdnOptionsFromFlags(c flagValues, inv *invocation) (cdn.Options, error) {
 	switch {
 	case c.Int("sample") < 0:
 		return cdn.Options{}, usage(fmt.Errorf("--sample %d: want 0 or more", c.Int("sample")))
@@ -117,7 +113,7 @@ func cdnOptionsFromFlags(c *cli.Context) (cdn.Options, error) {
 	p := transport.DefaultPolicy()
 	p.MaxConnsPerHost, p.Rate, p.Timeout = c.Int("concurrency"), c.Float64("rate"), c.Duration("timeout")
 	return cdn.Options{
-		Client:         newClient(c, p, clientOptions{Log: true, UniquePaths: true, LeanHeads: true}),
+		Client:         inv.client(p, clientOptions{Log: true, UniquePaths: true, LeanHeads: true}),
 		Full:           c.Bool("full"),
 		RequireContent: c.Bool("require-content"),
 		Sample:         c.Int("sample"),
@@ -126,29 +122,12 @@ func cdnOptionsFromFlags(c *cli.Context) (cdn.Options, error) {
 		Origin:         c.String("origin"),
 		IgnoreETag:     c.Bool("ignore-etag"),
 		TLSWarn:        c.Duration("tls-warn"),
-		Logger:         logger(c),
-		Progress:       progress(c, "checking assets"),
+		Logger:         inv.log,
+		Progress:       inv.progress("checking assets"),
 	}, nil
 }
 
-// progress returns a progress callback drawing a bar on stderr when
-// stderr is a terminal, or nil.
-func progress(c *cli.Context, what string) func(done, total int) {
-	fd, ok := c.App.ErrWriter.(*os.File)
-	if !ok || !term.IsTerminal(int(fd.Fd())) {
-		return nil
-	}
-	var bar *progressbar.ProgressBar
-	return func(done, total int) {
-		if bar == nil {
-			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(fd), progressbar.OptionSetDescription(what),
-				progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-		}
-		bar.Set(done)
-	}
-}
-
-func cdnPruneCommand() *cli.Command {
+func cdnPruneCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:      "prune",
 		Usage:     "delete from the CDN's origin the assets no kept generation lists (a dry run unless --yes); never one a live, recent or running generation serves",
@@ -187,7 +166,7 @@ func cdnPruneCommand() *cli.Command {
 			&cli.BoolFlag{Name: "yes", Usage: "delete; without it, only report what would be deleted"},
 			formatFlag("text", "json"),
 		},
-		Action: cdnPrune,
+		Action: inv.act(cdnPrune),
 	}
 }
 
@@ -195,7 +174,7 @@ func cdnPruneCommand() *cli.Command {
 var pruneFlags = map[string]string{"Keep": "--keep", "InUse": "--in-use", "Running": "--in-use", "OlderThan": "--older-than",
 	"Release": "--release", "Channels": "--channel", "PruneUnknown": "--prune-unknown"}
 
-func cdnPrune(c *cli.Context) error {
+func cdnPrune(c *cli.Context, inv *invocation) error {
 	f, err := format(c, "text", "json")
 	if err != nil {
 		return err
@@ -204,7 +183,7 @@ func cdnPrune(c *cli.Context) error {
 		return usage(fmt.Errorf("cdn prune takes no arguments, got %q", c.Args().First()))
 	}
 	o := prune.Options{
-		GCOptions:    store.GCOptions{Keep: c.Int("keep"), Delete: c.Bool("yes"), Logger: logger(c)},
+		GCOptions:    store.GCOptions{Keep: c.Int("keep"), Delete: c.Bool("yes"), Logger: inv.log},
 		OlderThan:    c.Duration("older-than"),
 		PruneUnknown: c.Bool("prune-unknown"),
 		Channels:     c.StringSlice("channel"),
@@ -212,11 +191,11 @@ func cdnPrune(c *cli.Context) error {
 	if err := addReports(c, &o.GCOptions, unverified); err != nil {
 		return err
 	}
-	origin, err := openOrigin(c, c.String("origin"), c.String("store"))
+	origin, err := inv.openOrigin(c.Context, c.String("origin"), c.String("store"))
 	if err != nil {
 		return err
 	}
-	st, err := openStore(c, c.String("store"), nil)
+	st, err := inv.openStore(c.Context, c.String("store"), nil)
 	if err != nil {
 		return err
 	}

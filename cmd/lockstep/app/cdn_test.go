@@ -42,6 +42,7 @@ func cdnManifest(t *testing.T, cdn, origin string, files map[string]string) stri
 }
 
 func TestCDNCheck(t *testing.T) {
+	t.Parallel()
 	// Hashed names, as a bundler writes them: the CDN states no checksum,
 	// so they are compared by size; robots.txt has no hash in its name and
 	// is compared by its bytes.

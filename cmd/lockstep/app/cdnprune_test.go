@@ -45,6 +45,7 @@ func pruneSite(t *testing.T) (storeDir, originDir string, ms []*manifest.Signed)
 }
 
 func TestCDNPrune(t *testing.T) {
+	t.Parallel()
 	storeDir, originDir, ms := pruneSite(t)
 	asset := func(g int) string {
 		return filepath.Join(originDir, filepath.FromSlash(ms[g-1].Manifest.Assets.Files[0].Path))
@@ -95,6 +96,7 @@ func TestCDNPrune(t *testing.T) {
 }
 
 func TestCDNPruneExitCodes(t *testing.T) {
+	t.Parallel()
 	storeDir, originDir, _ := pruneSite(t)
 	base := []string{"cdn", "prune", "--store", storeDir, "--release", "web"}
 	notReport := filepath.Join(t.TempDir(), "x.json")

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
@@ -15,70 +14,16 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/internal/transport/awsretry"
-	"github.com/lockstep-dev/lockstep/manifest"
-	"github.com/lockstep-dev/lockstep/manifest/filestore"
-	"github.com/lockstep-dev/lockstep/manifest/s3store"
-	"github.com/lockstep-dev/lockstep/manifest/store"
-	"github.com/lockstep-dev/lockstep/prune"
-	"github.com/lockstep-dev/lockstep/prune/s3origin"
 )
 
-// This file is where flags become clients, as ctr's NewClient: the shared
-// transport (newClient), the one AWS configuration (awsConfig) and the one
-// store opener (openStore). Commands build their clients here and nowhere
-// else.
-
-// clientOptions say what a command's transport takes from its flags and
-// the environment, beside its policy.
-type clientOptions struct {
-	// Gate applies the rules of every request the probe, the agent and the
-	// fleet check send (gateOptions): never a redirect to another origin,
-	// never a link-local or metadata address unless --allow-link-local.
-	Gate bool
-	// Bundle is AWS_CA_BUNDLE, for the commands that reach AWS
-	// (awsCABundle): trusted with the system's roots, for every endpoint.
-	Bundle *caBundle
-	// TLS is the client TLS configuration: fleet's agent flags.
-	TLS *tls.Config
-	// Log sends the transport's retries and waits to the command's logger.
-	Log bool
-	// UniquePaths says that every request has a path of its own (cdn
-	// check): HTTP/2 header compression indexes none of them
-	// (transport.WithoutHeaderIndexing).
-	UniquePaths bool
-	// LeanHeads sends plain-HTTP/1.1 HEADs on the transport's own
-	// connections (transport.WithLeanHeads): cdn check.
-	LeanHeads bool
-}
-
-// newClient is the one constructor of the shared transport
-// (internal/transport): policy p, with what o asks for.
-func newClient(c *cli.Context, p transport.Policy, o clientOptions) *transport.Client {
-	var opts []transport.Option
-	if o.Gate {
-		opts = append(opts, gateOptions(c)...)
-	}
-	if o.Log {
-		opts = append(opts, transport.WithLogger(logger(c)))
-	}
-	if o.Bundle != nil {
-		opts = append(opts, transport.WithTLSConfig(&tls.Config{MinVersion: tls.VersionTLS12}), transport.WithRootCAs(o.Bundle.roots))
-	}
-	if o.TLS != nil {
-		opts = append(opts, transport.WithTLSConfig(o.TLS))
-	}
-	if o.UniquePaths {
-		opts = append(opts, transport.WithoutHeaderIndexing())
-	}
-	if o.LeanHeads {
-		opts = append(opts, transport.WithLeanHeads())
-	}
-	return transport.New(p, opts...)
-}
+// This file and invocation.go are where flags become clients, as ctr's
+// NewClient: the shared transport (invocation.client), the one AWS
+// configuration (awsConfig), the one S3 client (newS3Client) and the one
+// store opener (invocation.openStore). Commands build their clients there
+// and nowhere else.
 
 // caBundle is AWS_CA_BUNDLE's certificates, to be trusted with the system's
 // roots, as the AWS SDK would trust them.
@@ -172,54 +117,6 @@ func awsConfig(ctx context.Context, client *transport.Client, opts ...func(*awsc
 	return cfg, nil
 }
 
-// openStore is the one store opener: the Store a --store URL names, with
-// the command's logger. An s3:// store uses the AWS configuration
-// (awsConfig) and sends on client (nil: a client of its own that trusts
-// the SDK's CA bundle), so that a consumer's requests and TLS report
-// include the store's; path-style addressing is used when an endpoint is
-// configured (S3-compatible servers), unless LOCKSTEP_S3_PATH_STYLE says
-// otherwise. Anything else is a directory (file:///DIR or a path). The URL
-// is parsed (store.ParseURL) before anything is built or contacted: a bad
-// one is a usage error, exit 2.
-func openStore(c *cli.Context, url string, client *transport.Client) (manifest.Store, error) {
-	u, err := store.ParseURL(url)
-	if err != nil {
-		return nil, usage(err)
-	}
-	if u.Scheme == "s3" {
-		api, err := newS3Client(c.Context, client)
-		if err != nil {
-			return nil, err
-		}
-		return s3store.New(api, u.Bucket, u.Prefix, s3store.WithLogger(logger(c)))
-	}
-	return filestore.New(u.Dir, filestore.WithLogger(logger(c)))
-}
-
-// openOrigin is the one origin opener (cdn prune): the directory or S3
-// prefix an --origin URL names, parsed by the store's rules
-// (store.ParseURL; a bad one is a usage error, exit 2), S3 on the same
-// client as openStore's. An origin that is, holds or is inside the
-// manifest store storeURL is a usage error: its manifests are objects no
-// manifest lists.
-func openOrigin(c *cli.Context, url, storeURL string) (prune.Origin, error) {
-	u, err := store.ParseURL(url)
-	if err != nil {
-		return nil, usage(fmt.Errorf("--origin: %w", err))
-	}
-	if su, err := store.ParseURL(storeURL); err == nil && u.Overlaps(su) {
-		return nil, usage(fmt.Errorf("--origin %s overlaps --store %s: the store's files are not assets", u, su))
-	}
-	if u.Scheme == "s3" {
-		api, err := newS3Client(c.Context, nil)
-		if err != nil {
-			return nil, err
-		}
-		return s3origin.New(api, u.Bucket, u.Prefix)
-	}
-	return prune.Dir(u.Dir), nil
-}
-
 // newS3Client is the one place the real S3 client is built: on the AWS
 // configuration the SDK's own lookups (region, credentials) load with
 // their own client, its requests sent on tc when given.
@@ -245,16 +142,4 @@ func newS3Client(ctx context.Context, tc *transport.Client) (*s3.Client, error) 
 		cfg.Region = "us-east-1"
 	}
 	return s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = pathStyle }), nil
-}
-
-// gateOptions are the rules of every request the probe, the agent and
-// the fleet check send: never follow a redirect to another origin, and
-// never contact a link-local or metadata address unless
-// --allow-link-local.
-func gateOptions(c *cli.Context) []transport.Option {
-	opts := []transport.Option{transport.WithSameOriginRedirects()}
-	if !c.Bool("allow-link-local") {
-		opts = append(opts, transport.WithDeniedAddresses(transport.LinkLocal...))
-	}
-	return opts
 }

@@ -53,6 +53,7 @@ func TestAWSCABundle(t *testing.T) {
 
 // TestStoreChannel: the agent watches the very store its check reads.
 func TestStoreChannel(t *testing.T) {
+	t.Parallel()
 	ch := store.ChannelSource{Release: "web", Channel: "production"}
 	if got, ok := storeChannel(&trusted.Source{Upstream: ch}); !ok || got != ch {
 		t.Errorf("storeChannel(a trusted store channel) = %+v, %v; want %+v", got, ok, ch)

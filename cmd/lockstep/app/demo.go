@@ -9,7 +9,7 @@ import (
 	"github.com/lockstep-dev/lockstep/cmd/lockstep/internal/demo"
 )
 
-func demoCommand() *cli.Command {
+func demoCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "demo",
 		Usage: "replay the Epic 2021 outage end to end on this machine: pin, record (CDN-checked, signed), publish, boot gate, refusals",

@@ -11,6 +11,7 @@ import (
 // designed, and the commands it prints are lockstep's own, keygen's
 // included; cmd/lockstep/internal/demo's TestRun checks each against what ran.
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := lockstepRun(t, "", "demo")
 	if code != 0 || !strings.Contains(out, "demo complete: all 16 steps behaved as designed") {
 		t.Fatalf("lockstep demo: exit %d\n%s\n%s", code, out, errOut)

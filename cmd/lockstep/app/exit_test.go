@@ -14,6 +14,7 @@ import (
 // TestFlagged: a library's option error reads with the command's flags,
 // alternatives each mapped, and is a usage error.
 func TestFlagged(t *testing.T) {
+	t.Parallel()
 	flags := map[string]string{"Keep": "--keep", "Identity.Subject": "--certificate-identity", "Identity.SubjectRegexp": "--certificate-identity-regexp"}
 	for _, tc := range []struct {
 		err  error
@@ -41,6 +42,7 @@ func TestFlagged(t *testing.T) {
 // TestExitHint: a moved tag's refusal names the flag that accepts one,
 // which the registry library does not know.
 func TestExitHint(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	err := &registry.MovedTagError{Tags: []registry.MovedTag{{Name: "web", Ref: "r/web:v1", Repository: "r/web", Tag: "v1"}}}
 	if code := Exit(err, &b); code != ExitMismatch {

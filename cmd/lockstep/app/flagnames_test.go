@@ -25,6 +25,7 @@ func allFlags(a *cli.App) []cli.Flag {
 // would pay urfave/cli's names again), and the help flag is itself
 // (urfave/cli finds it by identity).
 func TestWithNames(t *testing.T) {
+	t.Parallel()
 	for _, f := range allFlags(New()) {
 		w := withNames([]cli.Flag{f})[0]
 		if f == cli.HelpFlag {
@@ -78,6 +79,7 @@ func sameSignature(a, b reflect.Type) bool {
 // commands hold their own flags again (what help prints: urfave/cli's
 // help asks for *cli.BoolFlag by type).
 func TestFlagsRestoredAfterRun(t *testing.T) {
+	t.Parallel()
 	a := New()
 	before := map[*cli.Command][]cli.Flag{}
 	walkCommands(a.Commands, "", func(_ string, c *cli.Command) { before[c] = slices.Clone(c.Flags) })

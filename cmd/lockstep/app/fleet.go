@@ -26,7 +26,7 @@ import (
 
 var fleetFormats = []string{"text", "json", "markdown", "sarif"}
 
-func fleetCommand() *cli.Command {
+func fleetCommand(inv *invocation) *cli.Command {
 	return group("fleet", "check that a fleet runs exactly the release",
 		describe("fleet check asks every instance's agent (lockstep agent) what it runs and compares the fleet with\n"+
 			"the manifest: the divergent and the unreachable instances, by name.",
@@ -35,10 +35,10 @@ func fleetCommand() *cli.Command {
 				"lockstep fleet check --store s3://releases/lockstep --release store-web --key cosign.pub --format markdown asg:store-web",
 			},
 			groupExits("fleet")),
-		fleetCheckCommand())
+		fleetCheckCommand(inv))
 }
 
-func fleetCheckCommand() *cli.Command {
+func fleetCheckCommand(inv *invocation) *cli.Command {
 	flags := acceptFlags()
 	flags = append(flags,
 		&cli.StringSliceFlag{Name: "targets", Usage: "instances to check: asg:NAME, tg:ARN, ec2-tag:KEY=VALUE, ecs:CLUSTER/SERVICE, k8s:NAMESPACE[/SELECTOR] (no agent: the orchestrator's digests), file:PATH or status URLs (repeatable; arguments are targets too)"},
@@ -80,20 +80,20 @@ func fleetCheckCommand() *cli.Command {
 				3: "more than --max-unreachable of the fleet is unreachable, or there were no instances",
 			}),
 		Flags:  flags,
-		Action: fleetCheck,
+		Action: inv.act(fleetCheck),
 		// An unknown or malformed flag is a usage error (exit 2).
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return flagUsage(err, "lockstep fleet check") },
 	}
 }
 
-func fleetCheck(c *cli.Context) error {
+func fleetCheck(c *cli.Context, inv *invocation) error {
 	f, err := format(c, fleetFormats...)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("deadline"))
 	defer cancel()
-	m, opts, err := fleetRunFromFlags(ctx, c)
+	m, opts, err := fleetRunFromFlags(ctx, c, inv, c.Args().Slice())
 	if err != nil {
 		return err
 	}
@@ -114,9 +114,9 @@ func fleetCheck(c *cli.Context) error {
 // fleetRunFromFlags checks the fleet check's flags and turns them into the
 // manifest and fleet.RunOptions: the manifest fetched and verified, the
 // agents' transport, the AWS clients the specs need, the token.
-func fleetRunFromFlags(ctx context.Context, c *cli.Context) (*manifest.Signed, fleet.RunOptions, error) {
+func fleetRunFromFlags(ctx context.Context, c flagValues, inv *invocation, args []string) (*manifest.Signed, fleet.RunOptions, error) {
 	var o fleet.RunOptions
-	o.Specs = append(c.StringSlice("targets"), c.Args().Slice()...)
+	o.Specs = append(c.StringSlice("targets"), args...)
 	if len(o.Specs) == 0 {
 		return nil, o, usage(errors.New("no targets: give --targets asg:NAME, tg:ARN, ec2-tag:KEY=VALUE, ecs:CLUSTER/SERVICE, k8s:NAMESPACE[/SELECTOR], file:PATH or status URLs"))
 	}
@@ -130,15 +130,15 @@ func fleetRunFromFlags(ctx context.Context, c *cli.Context) (*manifest.Signed, f
 	if err != nil {
 		return nil, o, err
 	}
-	m, err := fleetManifest(ctx, c)
+	m, err := fleetManifest(ctx, c, inv)
 	if err != nil {
 		return nil, o, err
 	}
-	client, err := fleetAgentClient(c)
+	client, err := fleetAgentClient(c, inv)
 	if err != nil {
 		return nil, o, err
 	}
-	if o.Discover, err = discoverOptions(ctx, c, o.Specs); err != nil {
+	if o.Discover, err = discoverOptions(ctx, c, inv, o.Specs); err != nil {
 		return nil, o, err
 	}
 	var token string
@@ -151,7 +151,7 @@ func fleetRunFromFlags(ctx context.Context, c *cli.Context) (*manifest.Signed, f
 	}
 	o.Check = fleet.Options{
 		Client: client, Concurrency: c.Int("concurrency"), Timeout: c.Duration("timeout"),
-		MaxUnreachable: c.Float64("max-unreachable"), Token: token, Logger: logger(c), Names: names,
+		MaxUnreachable: c.Float64("max-unreachable"), Token: token, Logger: inv.log, Names: names,
 	}
 	o.ReportFile = c.String("report")
 	return m, o, nil
@@ -159,12 +159,12 @@ func fleetRunFromFlags(ctx context.Context, c *cli.Context) (*manifest.Signed, f
 
 // fleetManifest fetches the manifest the source flags name and verifies
 // it as the trust flags say.
-func fleetManifest(ctx context.Context, c *cli.Context) (*manifest.Signed, error) {
-	src, err := sourceWithClient(c, newClient(c, transport.DefaultPolicy(), clientOptions{Gate: true}))
+func fleetManifest(ctx context.Context, c flagValues, inv *invocation) (*manifest.Signed, error) {
+	src, err := sourceWithClient(ctx, c, inv, inv.client(transport.DefaultPolicy(), clientOptions{Gate: true, AllowLinkLocal: c.Bool("allow-link-local")}))
 	if err != nil {
 		return nil, err
 	}
-	v, insecure, err := verifierFromFlags(c)
+	v, insecure, err := verifierFromFlags(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func fleetManifest(ctx context.Context, c *cli.Context) (*manifest.Signed, error
 		return nil, err
 	}
 	if insecure {
-		logger(c).Warn("the manifest's signature is not checked (--insecure-allow-unsigned)", "manifest", m.Location)
+		inv.log.Warn("the manifest's signature is not checked (--insecure-allow-unsigned)", "manifest", m.Location)
 	} else if v != nil {
 		if err := v.Verify(ctx, m); err != nil {
 			return nil, err
@@ -184,10 +184,10 @@ func fleetManifest(ctx context.Context, c *cli.Context) (*manifest.Signed, error
 
 // fleetAgentClient is the transport to agents: the default policy with
 // --timeout per attempt, and the TLS flags.
-func fleetAgentClient(c *cli.Context) (*transport.Client, error) {
+func fleetAgentClient(c flagValues, inv *invocation) (*transport.Client, error) {
 	p := transport.DefaultPolicy()
 	p.Timeout = c.Duration("timeout")
-	o := clientOptions{Gate: true}
+	o := clientOptions{Gate: true, AllowLinkLocal: c.Bool("allow-link-local")}
 	if c.String("ca-cert") != "" || c.String("client-cert") != "" {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 		if ca := c.String("ca-cert"); ca != "" {
@@ -209,12 +209,12 @@ func fleetAgentClient(c *cli.Context) (*transport.Client, error) {
 		}
 		o.TLS = cfg
 	}
-	return newClient(c, p, o), nil
+	return inv.client(p, o), nil
 }
 
 // discoverOptions builds the AWS clients the specs need, and only those,
 // on the shared transport with the SDK's retryer set to the same policy.
-func discoverOptions(ctx context.Context, c *cli.Context, specs []string) (fleet.DiscoverOptions, error) {
+func discoverOptions(ctx context.Context, c flagValues, inv *invocation, specs []string) (fleet.DiscoverOptions, error) {
 	o := fleet.DiscoverOptions{AgentPort: c.Int("agent-port"), Scheme: c.String("agent-scheme")}
 	need := fleet.Needs(specs)
 	if need.Kubernetes {
@@ -222,7 +222,7 @@ func discoverOptions(ctx context.Context, c *cli.Context, specs []string) (fleet
 		if err != nil {
 			return o, usage(fmt.Errorf("k8s targets: %w", err))
 		}
-		hc := newClient(c, transport.DefaultPolicy(), clientOptions{TLS: kc.TLS}).HTTPClient()
+		hc := inv.client(transport.DefaultPolicy(), clientOptions{TLS: kc.TLS}).HTTPClient()
 		o.Kubernetes = &kube.Client{Config: kc, HTTP: hc}
 	}
 	if !need.AWS() {
@@ -236,7 +236,7 @@ func discoverOptions(ctx context.Context, c *cli.Context, specs []string) (fleet
 	if err != nil {
 		return o, err
 	}
-	cfg, err := awsConfig(ctx, newClient(c, transport.DefaultPolicy(), clientOptions{Bundle: bundle}), opts...)
+	cfg, err := awsConfig(ctx, inv.client(transport.DefaultPolicy(), clientOptions{Bundle: bundle}), opts...)
 	if err != nil {
 		return o, err
 	}

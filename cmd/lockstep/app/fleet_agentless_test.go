@@ -46,6 +46,7 @@ func TestFleetCheckCLIAgentless(t *testing.T) {
 // (web,api)"): --targets and the arguments take it whole, exit 0, and the
 // API server is asked for exactly that selector.
 func TestFleetCheckSelectorCommas(t *testing.T) {
+	t.Parallel()
 	kf := kubefake.New(t)
 	kf.Pods = []corev1.Pod{
 		kubefake.Pod("store", "web-1", map[string]string{"app": "web", "tier": "main"}, "registry.example/store/web:v1", fleettest.Amd64Cfg.String()),
@@ -97,6 +98,7 @@ users:
 // server would refuse is a usage error (exit 2) that names it, and no
 // request is sent.
 func TestFleetCheckMalformedSelector(t *testing.T) {
+	t.Parallel()
 	kf := kubefake.New(t)
 	kubeconfig := writeKubeconfig(t, kf)
 	m, _ := fleetFixture(t)

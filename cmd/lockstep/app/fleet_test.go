@@ -62,6 +62,7 @@ func closedPort(t *testing.T) string {
 }
 
 func TestFleetCheckCLI(t *testing.T) {
+	t.Parallel()
 	var goods []string
 	for _, id := range []string{"i-01", "i-02", "i-03"} {
 		goods = append(goods, agenttest.Serve(t, agenttest.Good(id), agent.ServeOptions{}))
@@ -100,6 +101,7 @@ func TestFleetCheckCLI(t *testing.T) {
 }
 
 func TestFleetCheckCLIJSONAndReport(t *testing.T) {
+	t.Parallel()
 	good := agenttest.Serve(t, agenttest.Good("i-01"), agent.ServeOptions{})
 	bad := agenttest.Serve(t, agenttest.Repushed("i-02"), agent.ServeOptions{})
 	m, targets := fleetFixture(t, good, bad)
@@ -136,6 +138,7 @@ func TestFleetCheckCLIJSONAndReport(t *testing.T) {
 }
 
 func TestFleetCheckCLIToken(t *testing.T) {
+	t.Parallel()
 	secret := agenttest.Serve(t, agenttest.Good("i-01"), agent.ServeOptions{Token: []byte("s3cret")})
 	m, targets := fleetFixture(t, secret)
 	tokenFile := filepath.Join(t.TempDir(), "token")
@@ -178,6 +181,7 @@ func TestFleetCheckCLIDiscoversThroughAWS(t *testing.T) {
 }
 
 func TestFleetCheckCLIClientCertificates(t *testing.T) {
+	t.Parallel()
 	pki := tlstest.NewPKI(t)
 	cfg, err := agent.ServerTLS(pki.ServerCert, pki.ServerKey, pki.CAFile)
 	if err != nil {

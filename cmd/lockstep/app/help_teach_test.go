@@ -220,6 +220,7 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 // flag definitions, and says what exit 0 and exit 2 (and 1 and 3, where
 // they occur) mean for it.
 func TestHelpTeaches(t *testing.T) {
+	t.Parallel()
 	a := New()
 	n := 0
 	walkCommands(a.Commands, "", func(path string, c *cli.Command) {
@@ -259,6 +260,7 @@ func TestHelpTeaches(t *testing.T) {
 
 // TestCheckExample shows that the examples' check refuses what it must.
 func TestCheckExample(t *testing.T) {
+	t.Parallel()
 	a := New()
 	for _, tc := range []struct {
 		path, line string

@@ -4,13 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
-
-	"github.com/urfave/cli/v2"
-
-	"github.com/lockstep-dev/lockstep/manifest/signature"
 )
 
 // scopedEnv are the variables lockstep reads itself, through lookupEnv,
@@ -20,9 +15,6 @@ var scopedEnv = []string{
 	"COSIGN_PASSWORD",
 	"DOCKER_HOST", "CONTAINERD_ADDRESS", "CONTAINER_RUNTIME_ENDPOINT", "ECS_CONTAINER_METADATA_URI_V4",
 }
-
-// envKey is where Run keeps a run's own environment in App.Metadata.
-const envKey = "lockstep.env"
 
 // Run runs lockstep in this process as main does (New().RunContext, then
 // Exit), with args after the program's name, stdout and stderr as its
@@ -45,32 +37,8 @@ func Run(ctx context.Context, env, args []string, stdout, stderr io.Writer) int 
 		}
 		vars[name] = value
 	}
-	a := New()
+	a := newApp(vars)
 	a.Reader = strings.NewReader("")
 	a.Writer, a.ErrWriter = stdout, stderr
-	a.Metadata = map[string]any{envKey: vars}
 	return Exit(a.RunContext(ctx, append([]string{a.Name}, args...)), stderr)
-}
-
-// lookupEnv is os.LookupEnv for the run: its own environment (Run's env)
-// first, then the process's.
-func lookupEnv(c *cli.Context, name string) (string, bool) {
-	if vars, ok := c.App.Metadata[envKey].(map[string]string); ok {
-		if v, ok := vars[name]; ok {
-			return v, true
-		}
-	}
-	return os.LookupEnv(name)
-}
-
-// getenv is os.Getenv for the run (lookupEnv).
-func getenv(c *cli.Context, name string) string {
-	v, _ := lookupEnv(c, name)
-	return v
-}
-
-// password is the run's key password: COSIGN_PASSWORD as lookupEnv finds
-// it (signature.EnvPassword over the run's environment).
-func password(c *cli.Context) signature.PassFunc {
-	return signature.LookupPassword(func(name string) (string, bool) { return lookupEnv(c, name) })
 }

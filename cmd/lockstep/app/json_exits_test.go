@@ -27,6 +27,7 @@ func oneJSON(out string, v any) bool {
 // exit code. record, manifest get and manifest digest take --format too,
 // and their reports name what was recorded and written.
 func TestJSONEveryExit(t *testing.T) {
+	t.Parallel()
 	e := newAdmitEnv(t)
 	dir := t.TempDir()
 	live := filepath.Join(dir, "live")

@@ -11,7 +11,7 @@ import (
 )
 
 // keygenCommand is `lockstep keygen`, cosign generate-key-pair's twin.
-func keygenCommand() *cli.Command {
+func keygenCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "keygen",
 		Usage: "make a signing key pair in cosign's format (PREFIX.key encrypted with COSIGN_PASSWORD, PREFIX.pub)",
@@ -41,7 +41,7 @@ func keygenCommand() *cli.Command {
 			if c.NArg() != 0 {
 				return usage(fmt.Errorf("keygen takes no arguments, got %q", c.Args().First()))
 			}
-			kp, err := signature.GenerateKeyPair(c.String("output-key-prefix"), password(c))
+			kp, err := signature.GenerateKeyPair(c.String("output-key-prefix"), inv.password())
 			if errors.Is(err, signature.ErrNoPassword) || errors.Is(err, fs.ErrExist) {
 				return usage(err)
 			}
@@ -52,7 +52,7 @@ func keygenCommand() *cli.Command {
 				return storeJSON(c.App.Writer, kp)
 			}
 			_, err = fmt.Fprintf(c.App.Writer, "%s\n%s\n", kp.PrivateKey, kp.PublicKey)
-			logger(c).Info("wrote a key pair: keep the private key and its password secret; consumers need the public key", "fingerprint", kp.Fingerprint)
+			inv.log.Info("wrote a key pair: keep the private key and its password secret; consumers need the public key", "fingerprint", kp.Fingerprint)
 			return err
 		},
 	}

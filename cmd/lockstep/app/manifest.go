@@ -14,7 +14,7 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
-func manifestCommand() *cli.Command {
+func manifestCommand(inv *invocation) *cli.Command {
 	return group("manifest", "validate, digest, show, diff and verify release manifests",
 		describe("Commands over release manifest files (validate, digest, show, diff) and their signatures\n"+
 			"(verify), and get, which fetches the manifest a store's channel names, verified.",
@@ -24,14 +24,14 @@ func manifestCommand() *cli.Command {
 				"lockstep manifest verify --key cosign.pub release.json",
 			},
 			groupExits("manifest")),
-		manifestSubcommands()...)
+		manifestSubcommands(inv)...)
 }
 
 // manifestSubcommands are the subcommands of `lockstep manifest`.
-func manifestSubcommands() []*cli.Command {
+func manifestSubcommands(inv *invocation) []*cli.Command {
 	return []*cli.Command{
-		manifestVerifyCommand(),
-		manifestGetCommand(),
+		manifestVerifyCommand(inv),
+		manifestGetCommand(inv),
 		{
 			Name:      "validate",
 			Usage:     "check a manifest strictly: exit 0 valid, 2 invalid (the field is named)",
@@ -47,7 +47,7 @@ func manifestSubcommands() []*cli.Command {
 					2: "invalid (the field is named) or unreadable",
 				}),
 			Flags:  []cli.Flag{formatFlag("text", "json")},
-			Action: manifestValidate,
+			Action: inv.act(manifestValidate),
 		},
 		{
 			Name:      "digest",
@@ -64,7 +64,7 @@ func manifestSubcommands() []*cli.Command {
 					2: "FILE is not a valid manifest, or unreadable",
 				}),
 			Flags:  []cli.Flag{formatFlag("text", "json")},
-			Action: manifestDigest,
+			Action: inv.act(manifestDigest),
 		},
 		{
 			Name:      "show",
@@ -85,7 +85,7 @@ func manifestSubcommands() []*cli.Command {
 				formatFlag("text", "json", "markdown"),
 				&cli.BoolFlag{Name: "files", Usage: "list every asset (text and markdown; json always does)"},
 			},
-			Action: manifestShow,
+			Action: inv.act(manifestShow),
 		},
 		{
 			Name:      "diff",
@@ -111,7 +111,7 @@ func manifestSubcommands() []*cli.Command {
 				&cli.StringSliceFlag{Name: "allow-moved-tag", Usage: "accept a moved tag of the image `NAME` (repeatable)"},
 				&cli.BoolFlag{Name: "exit-code", Usage: "exit 1 when the images or assets differ at all"},
 			},
-			Action: manifestDiff,
+			Action: inv.act(manifestDiff),
 		},
 	}
 }
@@ -124,13 +124,13 @@ func positional(c *cli.Context, names ...string) ([]string, error) {
 	return c.Args().Slice(), nil
 }
 
-// loadManifestArg reads and parses a manifest file, or stdin for "-". A file
-// that cannot be read is an input error.
-func loadManifestArg(c *cli.Context, path string) (*manifest.Manifest, error) {
+// loadManifestArg reads and parses a manifest file, or stdin (the app's
+// Reader) for "-". A file that cannot be read is an input error.
+func loadManifestArg(stdin io.Reader, path string) (*manifest.Manifest, error) {
 	var m *manifest.Manifest
 	var err error
 	if path == "-" {
-		m, _, err = manifest.Read(c.App.Reader)
+		m, _, err = manifest.Read(stdin)
 	} else {
 		m, _, err = manifest.ReadFile(path)
 	}
@@ -153,7 +153,7 @@ type validateReport struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-func manifestValidate(c *cli.Context) error {
+func manifestValidate(c *cli.Context, inv *invocation) error {
 	a, err := positional(c, "FILE")
 	if err != nil {
 		return err
@@ -162,7 +162,7 @@ func manifestValidate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := loadManifestArg(c, a[0])
+	m, err := loadManifestArg(c.App.Reader, a[0])
 	var ve *manifest.ValidationError
 	if err != nil && !errors.As(err, &ve) {
 		return err
@@ -188,7 +188,7 @@ func manifestValidate(c *cli.Context) error {
 	return nil
 }
 
-func manifestDigest(c *cli.Context) error {
+func manifestDigest(c *cli.Context, inv *invocation) error {
 	f, err := format(c, "text", "json")
 	if err != nil {
 		return err
@@ -197,7 +197,7 @@ func manifestDigest(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := loadManifestArg(c, a[0])
+	m, err := loadManifestArg(c.App.Reader, a[0])
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func manifestDigest(c *cli.Context) error {
 	return manifest.DigestReport{Digest: d, Release: m.Release.Name, Generation: m.Release.Generation}.Write(c.App.Writer, f)
 }
 
-func manifestShow(c *cli.Context) error {
+func manifestShow(c *cli.Context, inv *invocation) error {
 	a, err := positional(c, "FILE")
 	if err != nil {
 		return err
@@ -217,7 +217,7 @@ func manifestShow(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := loadManifestArg(c, a[0])
+	m, err := loadManifestArg(c.App.Reader, a[0])
 	if err != nil {
 		return err
 	}
@@ -228,7 +228,7 @@ func manifestShow(c *cli.Context) error {
 	return s.Write(c.App.Writer, f, c.Bool("files"))
 }
 
-func manifestDiff(c *cli.Context) error {
+func manifestDiff(c *cli.Context, inv *invocation) error {
 	a, err := positional(c, "OLD", "NEW")
 	if err != nil {
 		return err
@@ -237,7 +237,7 @@ func manifestDiff(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	old, new, err := loadOldNew(c, a[0], a[1])
+	old, new, err := loadOldNew(c.App.Reader, a[0], a[1])
 	if err != nil {
 		return err
 	}
@@ -257,11 +257,11 @@ func manifestDiff(c *cli.Context) error {
 
 // loadOldNew reads diff's OLD and NEW manifests (loadManifestArg), each
 // error naming which.
-func loadOldNew(c *cli.Context, oldPath, newPath string) (old, new *manifest.Manifest, err error) {
-	if old, err = loadManifestArg(c, oldPath); err != nil {
+func loadOldNew(stdin io.Reader, oldPath, newPath string) (old, new *manifest.Manifest, err error) {
+	if old, err = loadManifestArg(stdin, oldPath); err != nil {
 		return nil, nil, fmt.Errorf("OLD %s: %w", oldPath, err)
 	}
-	if new, err = loadManifestArg(c, newPath); err != nil {
+	if new, err = loadManifestArg(stdin, newPath); err != nil {
 		return nil, nil, fmt.Errorf("NEW %s: %w", newPath, err)
 	}
 	return old, new, nil

@@ -27,6 +27,7 @@ func lockstepRun(t *testing.T, stdin string, args ...string) (string, string, in
 }
 
 func TestManifestGolden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		golden string
 		args   []string
@@ -56,6 +57,7 @@ func TestManifestGolden(t *testing.T) {
 }
 
 func TestManifestDiffExitCodes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -82,6 +84,7 @@ func TestManifestDiffExitCodes(t *testing.T) {
 }
 
 func TestManifestValidate(t *testing.T) {
+	t.Parallel()
 	good, err := os.ReadFile("testdata/v1.json")
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +119,7 @@ func TestManifestValidate(t *testing.T) {
 }
 
 func TestManifestDigest(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("testdata/v1.json")
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 
 // manifestGetCommand is `lockstep manifest get`: the manifest a store's
 // channel names, verified, written with its signature files.
-func manifestGetCommand() *cli.Command {
+func manifestGetCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "get",
 		Usage: "write the manifest a store's channel names, with its signature files, once verified",
@@ -42,11 +42,11 @@ func manifestGetCommand() *cli.Command {
 			if c.NArg() != 0 {
 				return usage(fmt.Errorf("manifest get takes no arguments, got %q", c.Args().First()))
 			}
-			v, insecure, err := verifierFromFlags(c)
+			v, insecure, err := verifierFromFlags(c.Context, c)
 			if err != nil {
 				return err
 			}
-			st, err := openStore(c, c.String("store"), nil)
+			st, err := inv.openStore(c.Context, c.String("store"), nil)
 			if err != nil {
 				return err
 			}
@@ -55,7 +55,7 @@ func manifestGetCommand() *cli.Command {
 				return err
 			}
 			if insecure {
-				logger(c).Warn("the manifest's signature was not required (--insecure-allow-unsigned)", "release", s.Manifest.ID())
+				inv.log.Warn("the manifest's signature was not required (--insecure-allow-unsigned)", "release", s.Manifest.ID())
 			}
 			out := c.String("output")
 			var side manifest.SidecarPaths

@@ -9,6 +9,7 @@ import (
 // TestActionableMessages: a refusal for a missing flag or signature names
 // the flag that fixes it, in the command the user ran.
 func TestActionableMessages(t *testing.T) {
+	t.Parallel()
 	e := newAdmitEnv(t)
 	live := filepath.Join(t.TempDir(), "live")
 	for _, g := range []int64{6, 7} {

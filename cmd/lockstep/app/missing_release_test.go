@@ -17,6 +17,7 @@ import (
 // down. The boot gate's finding is release-not-found, never
 // dependency-unreachable.
 func TestMissingRelease(t *testing.T) {
+	t.Parallel()
 	e := newAdmitEnv(t)
 	dir := t.TempDir()
 	live := filepath.Join(dir, "live")

@@ -13,7 +13,7 @@ func registryAliasFlag() cli.Flag {
 }
 
 // namesFromFlags is the one name-normalisation rule, with --registry-alias.
-func namesFromFlags(c *cli.Context) (imagename.Names, error) {
+func namesFromFlags(c flagValues) (imagename.Names, error) {
 	n, err := imagename.New(c.StringSlice("registry-alias"))
 	if err != nil {
 		return imagename.Names{}, usage(err)

@@ -20,7 +20,7 @@ import (
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
-func pinCommand() *cli.Command {
+func pinCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:      "pin",
 		Usage:     "resolve image references to their digests (and rewrite files to use them)",
@@ -60,7 +60,7 @@ index, --image-signature-policy says which manifests must be signed
 				Usage: "`DIR` of image configs and platform manifests kept by digest (verified on read); empty for none"},
 		}, append(imageSignatureFlags(), identityFlags()...)...),
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return flagUsage(err, "lockstep pin") },
-		Action:       runPin,
+		Action:       inv.act(runPin),
 	}
 }
 
@@ -82,19 +82,19 @@ type repeated []string
 func (r *repeated) Set(s string) error { *r = append(*r, s); return nil }
 func (r *repeated) String() string     { return strings.Join(*r, ", ") }
 
-func repeatedFlag(c *cli.Context, name string) []string {
+func repeatedFlag(c flagValues, name string) []string {
 	if r, ok := c.Generic(name).(*repeated); ok && r != nil {
 		return *r
 	}
 	return nil
 }
 
-func runPin(c *cli.Context) error {
+func runPin(c *cli.Context, inv *invocation) error {
 	form, err := format(c, "text", "json")
 	if err != nil {
 		return err
 	}
-	opts, err := pinOptions(c)
+	opts, err := pinOptions(c.Context, c, inv, c.Args().Slice())
 	if err != nil {
 		return err
 	}
@@ -112,12 +112,13 @@ func runPin(c *cli.Context) error {
 	return err
 }
 
-// pinOptions turns pin's arguments and flags into the library's options.
-func pinOptions(c *cli.Context) (pin.Options, error) {
+// pinOptions turns pin's arguments (args) and flags into the library's
+// options.
+func pinOptions(ctx context.Context, c flagValues, inv *invocation, args []string) (pin.Options, error) {
 	if c.Int("concurrency") < 1 {
 		return pin.Options{}, usage(fmt.Errorf("--concurrency %d: want at least 1", c.Int("concurrency")))
 	}
-	reqs, err := pin.ParseRequests(c.Args().Slice())
+	reqs, err := pin.ParseRequests(args)
 	if err != nil {
 		return pin.Options{}, usage(err)
 	}
@@ -131,9 +132,9 @@ func pinOptions(c *cli.Context) (pin.Options, error) {
 			return pin.Options{}, inputError("--previous", err)
 		}
 	}
-	client := newClient(c, transport.DefaultPolicy(), clientOptions{})
-	sigs := func(context.Context) (*imagesig.Verifier, error) { return pinSignatures(c, client) }
-	return pin.Options{Requests: reqs, Write: writes, Signatures: sigs, Logger: logger(c),
+	client := inv.client(transport.DefaultPolicy(), clientOptions{})
+	sigs := func(context.Context) (*imagesig.Verifier, error) { return pinSignatures(ctx, c, inv, client) }
+	return pin.Options{Requests: reqs, Write: writes, Signatures: sigs, Logger: inv.log,
 		Registry: registry.Options{Platform: c.String("platform"), Concurrency: c.Int("concurrency"), Client: client,
 			Previous: prev, AllowMoved: repeatedFlag(c, "allow-moved-tag"), Cache: c.String("cache")}}, nil
 }
@@ -143,7 +144,7 @@ func pinOptions(c *cli.Context) (pin.Options, error) {
 // keyless --certificate-* flag). The policy's platforms are --platform's,
 // else every platform pinned; the verifier's registry requests share
 // client and the default keychain with pinning.
-func pinSignatures(c *cli.Context, client *transport.Client) (*imagesig.Verifier, error) {
+func pinSignatures(ctx context.Context, c flagValues, inv *invocation, client *transport.Client) (*imagesig.Verifier, error) {
 	named := false
 	for _, f := range []string{"image-key", "certificate-identity", "certificate-identity-regexp", "certificate-oidc-issuer", "certificate-oidc-issuer-regexp"} {
 		named = named || c.String(f) != ""
@@ -155,5 +156,5 @@ func pinSignatures(c *cli.Context, client *transport.Client) (*imagesig.Verifier
 	if p := c.String("platform"); p != "" {
 		platforms = []string{p}
 	}
-	return imageVerifierFromFlags(c, platforms, append(ggcrretry.Options(client), remote.WithAuthFromKeychain(authn.DefaultKeychain)))
+	return imageVerifierFromFlags(ctx, c, inv, platforms, append(ggcrretry.Options(client), remote.WithAuthFromKeychain(authn.DefaultKeychain)))
 }

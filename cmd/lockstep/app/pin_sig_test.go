@@ -105,6 +105,7 @@ func writeKey(t *testing.T, sv sigsig.PublicKeyProvider) string {
 // the image and the digest) unsigned ones, ones signed with another key,
 // and an index signed at the top only unless the policy is index.
 func TestPinVerifyKey(t *testing.T) {
+	t.Parallel()
 	key, other := sigtest.Key(t), sigtest.Key(t)
 	pub := writeKey(t, key)
 
@@ -221,6 +222,7 @@ func slicesContains(s []string, v string) bool {
 // TestPinVerifyKeyless: the keyless identity flags, offline against a
 // trusted root file: the workflow's identity is accepted, another refused.
 func TestPinVerifyKeyless(t *testing.T) {
+	t.Parallel()
 	ca := sigtest.NewCA(t)
 	const issuer = "https://token.actions.githubusercontent.com"
 	const wf = "https://github.com/lockstep-dev/store/.github/workflows/release.yml@refs/heads/main"
@@ -281,6 +283,7 @@ func TestPinVerifyErrors(t *testing.T) {
 // replaced by REGISTRY, the key's fingerprint by KEY): the fields of
 // TestPinJSON's, and each image's "signature".
 func TestPinJSONVerified(t *testing.T) {
+	t.Parallel()
 	key := sigtest.Key(t)
 	r := newSignedRegistry(t)
 	r.signAll(t, key)
@@ -296,6 +299,7 @@ func TestPinJSONVerified(t *testing.T) {
 // --verify-key cosign.pub accepts it, and refuses an image cosign did not
 // sign.
 func TestPinVerifyCosign(t *testing.T) {
+	t.Parallel()
 	cosign := sigtest.RequireCosign(t)
 	host := testenv.Registry(t)
 	dir := t.TempDir()

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,11 +27,14 @@ import (
 	"github.com/lockstep-dev/lockstep/pin"
 )
 
-// pinCLI runs the lockstep CLI with args and a fresh pin cache, and
-// returns stdout, stderr and the exit code.
+// pinCLI runs the lockstep CLI with args and a fresh pin cache (--cache,
+// after the pin command's name; the flag, not LOCKSTEP_CACHE, so that
+// tests may run in parallel), and returns stdout, stderr and the exit code.
 func pinCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	t.Setenv("LOCKSTEP_CACHE", t.TempDir())
+	if i := slices.Index(args, "pin"); i >= 0 {
+		args = slices.Insert(slices.Clone(args), i+1, "--cache", t.TempDir())
+	}
 	code, out, errb := run(t, args...)
 	return out, errb, code
 }
@@ -87,6 +91,7 @@ func pinRegistry(t *testing.T) string {
 }
 
 func TestPinText(t *testing.T) {
+	t.Parallel()
 	host := pinRegistry(t)
 	out, errs, code := pinCLI(t, "pin", host+"/app:v1", "web="+host+"/multi:v1")
 	if code != ExitOK {
@@ -106,6 +111,7 @@ func TestPinText(t *testing.T) {
 // TestPinJSON checks the JSON shape against testdata/pin.json.golden (the
 // registry's address replaced by REGISTRY).
 func TestPinJSON(t *testing.T) {
+	t.Parallel()
 	host := pinRegistry(t)
 	out, errs, code := pinCLI(t, "pin", "--format", "json", "app="+host+"/app:v1", "web="+host+"/multi:v1")
 	if code != ExitOK {
@@ -149,6 +155,7 @@ func writePreviousFrom(t *testing.T, refs ...string) string {
 }
 
 func TestPinMovedTag(t *testing.T) {
+	t.Parallel()
 	host := pinRegistry(t)
 	prev := writePrevious(t, host)
 	args := []string{"pin", "--previous", prev, "app=" + host + "/app:v1", "web=" + host + "/multi:v1"}
@@ -195,6 +202,7 @@ func TestPinMovedTag(t *testing.T) {
 }
 
 func TestPinWrite(t *testing.T) {
+	t.Parallel()
 	host := pinRegistry(t)
 	dir := t.TempDir()
 	k8s := filepath.Join(dir, "deploy.yaml")
@@ -240,6 +248,7 @@ func TestPinWrite(t *testing.T) {
 }
 
 func TestPinBadInput(t *testing.T) {
+	t.Parallel()
 	host := pinRegistry(t)
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
@@ -296,6 +305,7 @@ func TestPinBadInput(t *testing.T) {
 // TestPinDistribution runs lockstep pin against Debian's docker-registry:
 // push, pin, re-push, pin again.
 func TestPinDistribution(t *testing.T) {
+	t.Parallel()
 	host := testenv.Registry(t)
 	pushImg(t, host+"/shop/web:v1", image(t, "linux", "amd64", "1"))
 	pushIdx(t, host+"/shop/multi:v1", "1")

@@ -103,6 +103,7 @@ func TestRollbackSignedAndManifestGet(t *testing.T) {
 // record --previous refuses a tag that moved since the previous release,
 // read from a file or from the store, unless --allow-moved-tag names it.
 func TestRecordPrevious(t *testing.T) {
+	t.Parallel()
 	w := newRecordWire(t)
 	dir := t.TempDir()
 	url := "file://" + filepath.Join(dir, "store")
@@ -147,6 +148,7 @@ func TestRecordPrevious(t *testing.T) {
 // not name (the CDN serves them too), naming them on stderr, or with
 // --unlisted refuse refuses by name and writes nothing.
 func TestRecordUnlisted(t *testing.T) {
+	t.Parallel()
 	w := newRecordWire(t)
 	dir := t.TempDir()
 	list := filepath.Join(dir, "manifest.json")
@@ -186,6 +188,7 @@ func TestRecordUnlisted(t *testing.T) {
 // --public-path /static/; with it and --exclude '*.map', the maps the lists
 // name are left out and the log never calls a recorded file excluded.
 func TestRecordWebpackLists(t *testing.T) {
+	t.Parallel()
 	w := newRecordWire(t)
 	dist := filepath.Join("..", "..", "..", "testdata", "web", "webpack", "dist")
 	base := []string{"record", "--release", "store-web", "--generation", "1", "--image", "web=" + w.ref, "--assets", dist,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 
@@ -21,7 +22,7 @@ import (
 	"github.com/lockstep-dev/lockstep/verify/registry"
 )
 
-func recordCommand() *cli.Command {
+func recordCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:      "record",
 		Usage:     "pin a release's images, hash its assets, and write its manifest",
@@ -52,7 +53,7 @@ func recordCommand() *cli.Command {
 				3: "the registry, the CDN or the store could not be asked",
 			}),
 		Flags:  recordFlags(),
-		Action: recordAction,
+		Action: inv.act(recordAction),
 	}
 }
 
@@ -99,15 +100,15 @@ func recordFlags() []cli.Flag {
 	return append(flags, identityFlags()...)
 }
 
-func recordAction(c *cli.Context) error {
+func recordAction(c *cli.Context, inv *invocation) error {
 	if _, err := format(c, "text", "json"); err != nil {
 		return err
 	}
-	out, err := recordOutput(c) // a key that does not load fails before any work
+	out, err := recordOutput(c.Context, c, inv) // a key that does not load fails before any work
 	if err != nil {
 		return err
 	}
-	opts, err := recordOptions(c)
+	opts, err := recordOptions(c.Context, c, inv)
 	if err != nil {
 		return err
 	}
@@ -132,20 +133,20 @@ func recordAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return renderRecorded(c, res)
+	return renderRecorded(c.App.Writer, c.String("format"), inv, res)
 }
 
 // recordOutput turns the flags on what to do with the manifest (check the
 // CDN, sign, write) into the library's Output.
-func recordOutput(c *cli.Context) (record.Output, error) {
+func recordOutput(ctx context.Context, c flagValues, inv *invocation) (record.Output, error) {
 	out := record.Output{Path: c.String("output"), Bundle: c.String("bundle"), GraphReport: c.String("graph-report")}
 	if c.Bool("check-cdn") {
-		log := logger(c)
+		log := inv.log
 		out.CheckCDN = &cdn.Options{
-			Client:   newClient(c, transport.DefaultPolicy(), clientOptions{Log: true}),
+			Client:   inv.client(transport.DefaultPolicy(), clientOptions{Log: true}),
 			Full:     c.Bool("check-cdn-full"),
 			Logger:   log,
-			Progress: progress(c, "checking assets on the CDN"),
+			Progress: inv.progress("checking assets on the CDN"),
 		}
 	} else if c.Bool("check-cdn-full") {
 		return out, usage(errors.New("--check-cdn-full needs --check-cdn"))
@@ -159,7 +160,7 @@ func recordOutput(c *cli.Context) (record.Output, error) {
 	case out.Path == "":
 		return out, usage(errors.New("--sign-key needs --output FILE: the signature is written beside it"))
 	}
-	sv, err := signature.LoadSigner(c.Context, key, password(c))
+	sv, err := signature.LoadSigner(ctx, key, inv.password())
 	if err != nil {
 		return out, keyErr(err)
 	}
@@ -171,7 +172,7 @@ func recordOutput(c *cli.Context) (record.Output, error) {
 }
 
 // recordOptions turns record's flags into the library's options.
-func recordOptions(c *cli.Context) (record.Options, error) {
+func recordOptions(ctx context.Context, c flagValues, inv *invocation) (record.Options, error) {
 	// Flags are not marked Required: urfave/cli reports a missing one as
 	// a plain error, which would not exit 2.
 	if c.String("release") == "" {
@@ -180,15 +181,15 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 	var gen int64
 	var err error
 	if c.String("generation") == "auto" {
-		if gen, err = autoGeneration(c, c.String("release")); err != nil {
+		if gen, err = autoGeneration(ctx, c, inv, c.String("release")); err != nil {
 			return record.Options{}, err
 		}
-		logger(c).Info("the next generation on the store", "store", c.String("store"), "channel", c.String("channel"), "generation", gen)
+		inv.log.Info("the next generation on the store", "store", c.String("store"), "channel", c.String("channel"), "generation", gen)
 	} else if gen, err = parseGeneration(c.String("generation")); err != nil {
 		return record.Options{}, err
 	}
-	log := logger(c)
-	client := newClient(c, transport.DefaultPolicy(), clientOptions{Log: true})
+	log := inv.log
+	client := inv.client(transport.DefaultPolicy(), clientOptions{Log: true})
 	opts := record.Options{
 		Release:    c.String("release"),
 		Generation: gen,
@@ -199,7 +200,7 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 			Exclude:    c.StringSlice("exclude"),
 			PublicPath: c.String("public-path"),
 			Workers:    c.Int("workers"),
-			Logger:     logger(c),
+			Logger:     inv.log,
 		},
 		NoGraph:             !c.Bool("asset-graph"),
 		InstancePaths:       c.StringSlice("instance-path"),
@@ -227,18 +228,18 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 	if s := sourceOverride(c); s != nil {
 		opts.Source = s
 	}
-	if opts.Previous, err = recordPrevious(c, opts.Release); err != nil {
+	if opts.Previous, err = recordPrevious(ctx, c, inv, opts.Release); err != nil {
 		return opts, err
 	}
 	opts.AllowMoved = c.StringSlice("allow-moved-tag")
 	if c.Bool("embed-signatures") {
-		v, err := imageVerifierFromFlags(c, nil, []remote.Option{remote.WithTransport(client.Transport())})
+		v, err := imageVerifierFromFlags(ctx, c, inv, nil, []remote.Option{remote.WithTransport(client.Transport())})
 		if err != nil {
 			return opts, err
 		}
 		opts.Embed = v.Embed
 	}
-	if err := recordProvenance(c, &opts, []remote.Option{remote.WithTransport(client.Transport())}); err != nil {
+	if err := recordProvenance(ctx, c, inv, &opts, []remote.Option{remote.WithTransport(client.Transport())}); err != nil {
 		return opts, err
 	}
 	return opts, nil
@@ -247,7 +248,7 @@ func recordOptions(c *cli.Context) (record.Options, error) {
 // recordProvenance reads --require-provenance and --embed-attestations:
 // the release's source must be known (from GitHub Actions or the
 // --source-* flags) before anything is pinned.
-func recordProvenance(c *cli.Context, opts *record.Options, ropts []remote.Option) error {
+func recordProvenance(ctx context.Context, c flagValues, inv *invocation, opts *record.Options, ropts []remote.Option) error {
 	if !c.Bool("require-provenance") && !c.Bool("embed-attestations") {
 		if c.IsSet("provenance-key") {
 			return usage(errors.New("--provenance-key needs --require-provenance"))
@@ -261,7 +262,7 @@ func recordProvenance(c *cli.Context, opts *record.Options, ropts []remote.Optio
 	if !src.Bindable() {
 		return usage(errors.New("--require-provenance checks the provenance against the release's source repository and commit, and neither GitHub Actions nor the flags name them: pass --source-repository and --source-commit"))
 	}
-	v, err := provenanceVerifierFromFlags(c, ropts)
+	v, err := provenanceVerifierFromFlags(ctx, c, inv, ropts)
 	if err != nil {
 		return err
 	}
@@ -272,7 +273,7 @@ func recordProvenance(c *cli.Context, opts *record.Options, ropts []remote.Optio
 // recordPrevious reads --previous: a manifest file, or "store" for the
 // manifest --store's channel names (nil when the channel does not exist
 // yet: a first release has no previous one).
-func recordPrevious(c *cli.Context, release string) (*manifest.Manifest, error) {
+func recordPrevious(ctx context.Context, c flagValues, inv *invocation, release string) (*manifest.Manifest, error) {
 	p := c.String("previous")
 	switch {
 	case p == "":
@@ -289,19 +290,19 @@ func recordPrevious(c *cli.Context, release string) (*manifest.Manifest, error) 
 	case c.String("store") == "":
 		return nil, usage(errors.New("--previous store needs --store URL"))
 	}
-	st, err := openStore(c, c.String("store"), nil)
+	st, err := inv.openStore(ctx, c.String("store"), nil)
 	if err != nil {
 		return nil, err
 	}
-	s, err := store.ChannelSource{Store: st, Release: release, Channel: c.String("channel"), Name: c.String("store")}.Previous(c.Context)
+	s, err := store.ChannelSource{Store: st, Release: release, Channel: c.String("channel"), Name: c.String("store")}.Previous(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if s == nil {
-		logger(c).Info("no previous release on the store: nothing to compare tags with", "release", release, "channel", c.String("channel"))
+		inv.log.Info("no previous release on the store: nothing to compare tags with", "release", release, "channel", c.String("channel"))
 		return nil, nil
 	}
-	logger(c).Info("comparing tags with the previous release on the store", "release", s.Manifest.ID(), "digest", s.Digest.String())
+	inv.log.Info("comparing tags with the previous release on the store", "release", s.Manifest.ID(), "digest", s.Digest.String())
 	return s.Manifest, nil
 }
 
@@ -319,7 +320,7 @@ func parseGeneration(s string) (int64, error) {
 
 // sourceOverride is the build source from the --source-* flags, merged
 // over the one from the environment; nil when no flag is given.
-func sourceOverride(c *cli.Context) *manifest.BuildSource {
+func sourceOverride(c flagValues) *manifest.BuildSource {
 	if !c.IsSet("source-repository") && !c.IsSet("source-commit") && !c.IsSet("source-ref") && !c.IsSet("source-run-url") {
 		return nil
 	}
@@ -336,14 +337,15 @@ func sourceOverride(c *cli.Context) *manifest.BuildSource {
 }
 
 // renderRecorded says where the manifest went (stderr) and renders the
-// result: its digest once written to a file, else the manifest (stdout).
-func renderRecorded(c *cli.Context, res *record.Result) error {
+// result on stdout in format: its digest once written to a file, else the
+// manifest.
+func renderRecorded(stdout io.Writer, format string, inv *invocation, res *record.Result) error {
 	if m := res.Manifest; res.Path != "" {
-		logger(c).Info("wrote the manifest", "release", m.ID(), "file", res.Path, "digest", res.Digest.String(),
+		inv.log.Info("wrote the manifest", "release", m.ID(), "file", res.Path, "digest", res.Digest.String(),
 			"images", len(m.Images), "assets", len(m.Assets.Files), "signature", res.Signature)
 	}
-	if c.String("format") == "json" {
-		return res.WriteJSON(c.App.Writer)
+	if format == "json" {
+		return res.WriteJSON(stdout)
 	}
-	return res.Write(c.App.Writer, termbar.IsTerminal(c.App.Writer))
+	return res.Write(stdout, termbar.IsTerminal(stdout))
 }

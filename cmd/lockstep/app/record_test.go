@@ -115,6 +115,7 @@ func mustNil(t *testing.T, err error) {
 // (distribution) on loopback: an image and a multi-arch index, the index
 // also by digest.
 func TestRecordRealRegistry(t *testing.T) {
+	t.Parallel()
 	host := testenv.Registry(t)
 	web, err := memregistry.PushImage(host+"/store/web:v1", 512)
 	if err != nil {

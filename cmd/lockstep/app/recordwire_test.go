@@ -55,6 +55,7 @@ func (w *recordWire) args(extra ...string) []string {
 }
 
 func TestRecordCheckCDN(t *testing.T) {
+	t.Parallel()
 	w := newRecordWire(t)
 	out := filepath.Join(t.TempDir(), "release.json")
 	stdout, stderr, code := lockstepRun(t, "", w.args("--generation", "1", "--check-cdn", "--output", out)...)
@@ -124,6 +125,7 @@ func TestRecordSignKey(t *testing.T) {
 }
 
 func TestRecordGenerationAuto(t *testing.T) {
+	t.Parallel()
 	w := newRecordWire(t)
 	dir := t.TempDir()
 	store := "file://" + filepath.Join(dir, "store")
@@ -149,6 +151,7 @@ func TestRecordGenerationAuto(t *testing.T) {
 }
 
 func TestRecordEmbedSignatures(t *testing.T) {
+	t.Parallel()
 	w := newRecordWire(t)
 	dir := t.TempDir()
 	sv := sigtest.Key(t)

@@ -12,6 +12,7 @@ import (
 // any command (it would exit 3 for a missing one); requireFlags checks
 // them instead.
 func TestNoFlagLeftRequired(t *testing.T) {
+	t.Parallel()
 	var walk func(cmds []*cli.Command, path string)
 	walk = func(cmds []*cli.Command, path string) {
 		for _, cmd := range cmds {
@@ -95,6 +96,7 @@ func TestMissingRequiredFlag(t *testing.T) {
 // with a flag it does not have: each must be a usage error (exit 2) that
 // writes nothing to stdout.
 func TestUnknownFlagEverywhere(t *testing.T) {
+	t.Parallel()
 	var walk func(cmds []*cli.Command, path []string)
 	walk = func(cmds []*cli.Command, path []string) {
 		for _, cmd := range cmds {

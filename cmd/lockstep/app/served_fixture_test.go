@@ -115,6 +115,7 @@ func runSplit(t *testing.T, e servedEnv, mpath string, probes []string, cases []
 // public/ file (on the instance) and a deleted chunk that only the pages
 // router's _buildManifest.js names (on the CDN).
 func TestServedNextjsFixture(t *testing.T) {
+	t.Parallel()
 	next := func(rel string) bool { return strings.HasPrefix(rel, "_next/") }
 	out, inst, cdnDir, instDir, e := splitFixture(t, "nextjs", "https://cdn.example.test/next", "next",
 		next, func(rel string) bool { return !next(rel) }, "--cdn-path", "_next")
@@ -140,6 +141,7 @@ func TestServedNextjsFixture(t *testing.T) {
 // main script deleted from the instance (the worker's copy) and the lazy
 // chunk deleted from the CDN.
 func TestServedAngularFixture(t *testing.T) {
+	t.Parallel()
 	instanceOnly := func(rel string) bool {
 		return strings.HasPrefix(rel, "ngsw") || rel == "safety-worker.js" || rel == "worker-basic.min.js" ||
 			rel == "index.html" || rel == "favicon.svg" || rel == "manifest.webmanifest" || rel == "robots.txt" || strings.HasPrefix(rel, "icons/")

@@ -15,7 +15,7 @@ import (
 	"github.com/lockstep-dev/lockstep/verdict"
 )
 
-func signCommand() *cli.Command {
+func signCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:      "sign",
 		Usage:     "sign a release manifest (cosign's formats: MANIFEST.sig, and a Sigstore bundle)",
@@ -45,7 +45,7 @@ func signCommand() *cli.Command {
 				return err
 			}
 			path := arg
-			sign, bundle, err := signerFromFlags(c, "key", path)
+			sign, bundle, err := signerFromFlags(c.Context, c, inv, "key", path)
 			if err != nil {
 				return err
 			}
@@ -71,13 +71,13 @@ func signCommand() *cli.Command {
 // signerFromFlags returns the sign function the key flag (keyFlag: "key"
 // for sign, "sign-key" for rollback) or --keyless asks for, and the bundle
 // path to write ("" for none).
-func signerFromFlags(c *cli.Context, keyFlag, path string) (signature.SignFunc, string, error) {
+func signerFromFlags(ctx context.Context, c flagValues, inv *invocation, keyFlag, path string) (signature.SignFunc, string, error) {
 	key, kl, bundle := c.String(keyFlag), c.Bool("keyless"), c.String("bundle")
 	switch {
 	case key != "" && kl:
 		return nil, "", usage(fmt.Errorf("--%s and --keyless are exclusive", keyFlag))
 	case key != "":
-		sv, err := signature.LoadSigner(c.Context, key, password(c))
+		sv, err := signature.LoadSigner(ctx, key, inv.password())
 		if err != nil {
 			return nil, "", keyErr(err)
 		}
@@ -116,7 +116,7 @@ func signerFromFlags(c *cli.Context, keyFlag, path string) (signature.SignFunc, 
 }
 
 // manifestVerifyCommand is `lockstep manifest verify`.
-func manifestVerifyCommand() *cli.Command {
+func manifestVerifyCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:      "verify",
 		Usage:     "verify a manifest's signature (exit 0 verified, 1 not)",
@@ -147,7 +147,7 @@ func manifestVerifyCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			o, set, err := trustOptions(c, "key")
+			o, set, err := trustOptions(c.Context, c, "key")
 			if err != nil {
 				return err
 			}

@@ -158,7 +158,7 @@ func TestVerifierFromFlags(t *testing.T) {
 		{[]string{"--certificate-identity", "a@b", "--certificate-oidc-issuer", "https://x", "--offline"}, true, false, false},
 		{[]string{"--certificate-identity", "a@b", "--offline", "--trusted-root", filepath.Join(dir, "nope.json")}, true, false, false},
 	} {
-		v, insecure, err := verifierFromFlags(ctxFor(tc.args...))
+		v, insecure, err := verifierFromFlags(context.Background(), ctxFor(tc.args...))
 		if (err != nil) != tc.wantErr || insecure != tc.wantInsecure {
 			t.Errorf("verifierFromFlags(%v) = %v, insecure %v; want error %v, insecure %v", tc.args, err, insecure, tc.wantErr, tc.wantInsecure)
 			continue

@@ -1,10 +1,9 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"strings"
-
-	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -15,8 +14,8 @@ import (
 // release the consumer follows (--release, required): every command that
 // accepts a manifest (admit, the agent, fleet check, the webhook) takes it
 // from here, so a manifest of another release is refused in one place.
-func sourceFromFlags(c *cli.Context) (manifest.Source, error) {
-	return sourceWithClient(c, nil)
+func sourceFromFlags(ctx context.Context, c flagValues, inv *invocation) (manifest.Source, error) {
+	return sourceWithClient(ctx, c, inv, nil)
 }
 
 // sourceWithClient is sourceFromFlags with a manifest URL or an s3://
@@ -27,21 +26,21 @@ func sourceFromFlags(c *cli.Context) (manifest.Source, error) {
 // release, so a consumer that does not say which release it follows would
 // accept a signed manifest of any release (a staging build in production)
 // and keep its trusted state under whatever name the manifest gives.
-func sourceWithClient(c *cli.Context, client *transport.Client) (manifest.Source, error) {
+func sourceWithClient(ctx context.Context, c flagValues, inv *invocation, client *transport.Client) (manifest.Source, error) {
 	if c.String("manifest") != "" && c.String("release") == "" {
 		return nil, usage(fmt.Errorf("--manifest needs --release NAME: the release this consumer follows (a manifest of another release is refused)"))
 	}
-	return anySourceWithClient(c, client)
+	return anySourceWithClient(ctx, c, inv, client)
 }
 
 // anySourceFromFlags is the source of a command that checks a build's
 // manifest without accepting it for a consumer (cdn check): --release is
 // optional with --manifest, and binds when given.
-func anySourceFromFlags(c *cli.Context) (manifest.Source, error) {
-	return anySourceWithClient(c, nil)
+func anySourceFromFlags(ctx context.Context, c flagValues, inv *invocation) (manifest.Source, error) {
+	return anySourceWithClient(ctx, c, inv, nil)
 }
 
-func anySourceWithClient(c *cli.Context, client *transport.Client) (manifest.Source, error) {
+func anySourceWithClient(ctx context.Context, c flagValues, inv *invocation, client *transport.Client) (manifest.Source, error) {
 	path, url := c.String("manifest"), c.String("store")
 	var src manifest.Source
 	switch {
@@ -56,7 +55,7 @@ func anySourceWithClient(c *cli.Context, client *transport.Client) (manifest.Sou
 	case path != "":
 		src = manifest.FileSource{Path: path}
 	case url != "":
-		return channelSourceFromFlags(c, url, client)
+		return channelSourceFromFlags(ctx, c, inv, url, client)
 	default:
 		return nil, usage(fmt.Errorf("a manifest is required: --manifest FILE --release NAME or --store URL --release NAME"))
 	}

@@ -14,6 +14,7 @@ import (
 // write it: a usage error that names the flag that fixes it. As root
 // (where every directory is writable) the CLI is built and run as nobody.
 func TestStateDirPermission(t *testing.T) {
+	t.Parallel()
 	parent := filepath.Join(t.TempDir(), "var-lib")
 	if err := os.Mkdir(parent, 0o555); err != nil {
 		t.Fatal(err)

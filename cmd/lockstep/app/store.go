@@ -22,7 +22,7 @@ import (
 const maxReportSize = 64 << 20
 
 // storeBy is --by or a default naming the CI run or the user.
-func storeBy(c *cli.Context) string {
+func storeBy(c flagValues) string {
 	if by := c.String("by"); by != "" {
 		return by
 	}
@@ -37,7 +37,7 @@ func storeBy(c *cli.Context) string {
 	return name + "@" + host
 }
 
-func publishCommand() *cli.Command {
+func publishCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:      "publish",
 		Usage:     "store a manifest (with MANIFEST.sig and MANIFEST.sigstore.json beside it) and move a channel to it",
@@ -66,10 +66,10 @@ func publishCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := allowUnsigned(c, store.RequireSigned(s)); err != nil {
+			if err := allowUnsigned(c, inv, c.Command.Name, store.RequireSigned(s)); err != nil {
 				return err
 			}
-			st, err := openStore(c, c.String("store"), nil)
+			st, err := inv.openStore(c.Context, c.String("store"), nil)
 			if err != nil {
 				return err
 			}
@@ -87,18 +87,19 @@ func publishCommand() *cli.Command {
 }
 
 // allowUnsigned turns an *store.UnsignedError into a usage error that
-// names the flags, or into a warning with --allow-unsigned.
-func allowUnsigned(c *cli.Context, err error) error {
+// names the flags, or into a warning with --allow-unsigned; command is the
+// command's name.
+func allowUnsigned(c flagValues, inv *invocation, command string, err error) error {
 	var ue *store.UnsignedError
 	if !errors.As(err, &ue) {
 		return err
 	}
 	if c.Bool("allow-unsigned") {
-		logger(c).Warn("publishing an unsigned manifest (--allow-unsigned): consumers that require signatures refuse it", "release", ue.Release)
+		inv.log.Warn("publishing an unsigned manifest (--allow-unsigned): consumers that require signatures refuse it", "release", ue.Release)
 		return nil
 	}
 	how := "sign it (lockstep sign --key KEY FILE, or record --sign-key KEY)"
-	if c.Command.Name == "rollback" {
+	if command == "rollback" {
 		how = "pass --sign-key KEY to sign the new manifest"
 	}
 	return usage(fmt.Errorf("%w: %s, or pass --allow-unsigned", err, how))
@@ -116,7 +117,7 @@ func storeReadManifest(ctx context.Context, path string) (*manifest.Signed, erro
 	return s, err
 }
 
-func statusCommand() *cli.Command {
+func statusCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "show a channel: its manifest digest, generation and history",
@@ -137,7 +138,7 @@ func statusCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			st, err := openStore(c, c.String("store"), nil)
+			st, err := inv.openStore(c.Context, c.String("store"), nil)
 			if err != nil {
 				return err
 			}
@@ -150,7 +151,7 @@ func statusCommand() *cli.Command {
 	}
 }
 
-func rollbackCommand() *cli.Command {
+func rollbackCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "rollback",
 		Usage: "publish an earlier release again, as a new, higher generation, signed",
@@ -184,16 +185,16 @@ func rollbackCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			o, err := rollbackFromFlags(c)
+			o, err := rollbackFromFlags(c.Context, c, inv)
 			if err != nil {
 				return err
 			}
-			st, err := openStore(c, c.String("store"), nil)
+			st, err := inv.openStore(c.Context, c.String("store"), nil)
 			if err != nil {
 				return err
 			}
 			r, err := store.Rollback(c.Context, st, o)
-			if err := allowUnsigned(c, flagged(err, map[string]string{"To": "--to"})); err != nil {
+			if err := allowUnsigned(c, inv, c.Command.Name, flagged(err, map[string]string{"To": "--to"})); err != nil {
 				return err
 			}
 			if out := c.String("output"); out != "" {
@@ -202,7 +203,7 @@ func rollbackCommand() *cli.Command {
 				}
 			}
 			if !r.Signed() {
-				logger(c).Warn("the rollback manifest is unsigned: sign it before consumers that require signatures accept it", "digest", r.Manifest.Digest)
+				inv.log.Warn("the rollback manifest is unsigned: sign it before consumers that require signatures accept it", "digest", r.Manifest.Digest)
 			}
 			return r.Write(c.App.Writer, f)
 		},
@@ -211,7 +212,7 @@ func rollbackCommand() *cli.Command {
 
 // rollbackFromFlags is rollback's store.RollbackOptions, with the signer
 // of --sign-key or --keyless.
-func rollbackFromFlags(c *cli.Context) (store.RollbackOptions, error) {
+func rollbackFromFlags(ctx context.Context, c flagValues, inv *invocation) (store.RollbackOptions, error) {
 	if c.Bool("no-publish") && c.String("output") == "" {
 		return store.RollbackOptions{}, usage(fmt.Errorf("--no-publish needs --output FILE"))
 	}
@@ -220,7 +221,7 @@ func rollbackFromFlags(c *cli.Context) (store.RollbackOptions, error) {
 		By: storeBy(c), Now: time.Now(), NoPublish: c.Bool("no-publish"), AllowUnsigned: c.Bool("allow-unsigned"),
 	}
 	if c.String("sign-key") != "" || c.Bool("keyless") {
-		sign, _, err := signerFromFlags(c, "sign-key", c.String("output"))
+		sign, _, err := signerFromFlags(ctx, c, inv, "sign-key", c.String("output"))
 		if err != nil {
 			return o, err
 		}
@@ -235,7 +236,7 @@ func rollbackFromFlags(c *cli.Context) (store.RollbackOptions, error) {
 	return o, nil
 }
 
-func gcCommand() *cli.Command {
+func gcCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
 		Usage: "delete old manifests of a release (a dry run unless --yes); never a live, recent or running one",
@@ -262,11 +263,11 @@ func gcCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			o := store.GCOptions{Keep: c.Int("keep"), Delete: c.Bool("yes"), Logger: logger(c)}
+			o := store.GCOptions{Keep: c.Int("keep"), Delete: c.Bool("yes"), Logger: inv.log}
 			if err := addReports(c, &o, usage); err != nil {
 				return err
 			}
-			st, err := openStore(c, c.String("store"), nil)
+			st, err := inv.openStore(c.Context, c.String("store"), nil)
 			if err != nil {
 				return err
 			}
@@ -285,7 +286,7 @@ func gcCommand() *cli.Command {
 // addReports reads every --in-use fleet report into o (gc and cdn prune):
 // a report that cannot be read is unread(err) (gc: a usage error, exit 2;
 // cdn prune: exit 3), one that is not a report a usage error.
-func addReports(c *cli.Context, o *store.GCOptions, unread func(error) error) error {
+func addReports(c flagValues, o *store.GCOptions, unread func(error) error) error {
 	for _, p := range c.StringSlice("in-use") {
 		b, err := regfile.Read(p, maxReportSize)
 		if err != nil {

@@ -73,6 +73,7 @@ func storeTestManifests(t *testing.T, dir string, n int64) []*manifest.Signed {
 }
 
 func TestStoreCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	url := "file://" + filepath.Join(dir, "store")
 	ms := storeTestManifests(t, dir, 7)
@@ -190,6 +191,7 @@ func TestStoreCommands(t *testing.T) {
 }
 
 func TestAutoGeneration(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	url := "file://" + filepath.Join(dir, "store")
 	storeTestManifests(t, dir, 3)
@@ -200,7 +202,7 @@ func TestAutoGeneration(t *testing.T) {
 		Name:  "test-next",
 		Flags: storeFlags(),
 		Action: func(c *cli.Context) error {
-			n, err := autoGeneration(c, "web")
+			n, err := autoGeneration(c.Context, c, newInvocation(nil), "web")
 			if err != nil {
 				return err
 			}
@@ -219,6 +221,7 @@ func TestAutoGeneration(t *testing.T) {
 // TestStoreCorruptExit: damaged store content is "could not verify" (3),
 // and publish leaves it as it found it.
 func TestStoreCorruptExit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	url := filepath.Join(dir, "store")
 	ms := storeTestManifests(t, dir, 2)

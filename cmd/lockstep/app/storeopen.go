@@ -1,11 +1,10 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-
-	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
@@ -15,7 +14,7 @@ import (
 
 // channelSourceFromFlags is the store branch of sourceFromFlags; an
 // s3:// store sends on client (nil: its own).
-func channelSourceFromFlags(c *cli.Context, url string, client *transport.Client) (manifest.Source, error) {
+func channelSourceFromFlags(ctx context.Context, c flagValues, inv *invocation, url string, client *transport.Client) (manifest.Source, error) {
 	release := c.String("release")
 	if release == "" {
 		return nil, usage(fmt.Errorf("--store needs --release NAME"))
@@ -23,7 +22,7 @@ func channelSourceFromFlags(c *cli.Context, url string, client *transport.Client
 	if err := manifest.ValidateName(release); err != nil {
 		return nil, usage(fmt.Errorf("--release: %w", err))
 	}
-	st, err := openStore(c, url, client)
+	st, err := inv.openStore(ctx, url, client)
 	if err != nil {
 		return nil, err
 	}
@@ -36,14 +35,14 @@ func channelSourceFromFlags(c *cli.Context, url string, client *transport.Client
 // state's cache. It is also admission.Check's guard, by that state (Check
 // refuses a rollback, Accept records an admission). A manifest URL or an
 // s3:// store is reached through client.
-func trustedSourceFromFlags(c *cli.Context, client *transport.Client) (*trusted.Source, error) {
+func trustedSourceFromFlags(ctx context.Context, c flagValues, inv *invocation, client *transport.Client) (*trusted.Source, error) {
 	if c.Duration("max-age") < 0 {
 		return nil, usage(fmt.Errorf("--max-age must not be negative"))
 	}
 	if c.Duration("max-age") > 0 && c.String("store") == "" {
 		return nil, usage(fmt.Errorf("--max-age needs --store URL --release NAME: it bounds the cache of a store's channel"))
 	}
-	src, err := sourceWithClient(c, client)
+	src, err := sourceWithClient(ctx, c, inv, client)
 	if err != nil {
 		return nil, err
 	}
@@ -58,19 +57,19 @@ func trustedSourceFromFlags(c *cli.Context, client *transport.Client) (*trusted.
 	if err != nil {
 		return nil, unverified(err)
 	}
-	return &trusted.Source{Upstream: src, State: st, Release: c.String("release"), MaxAge: c.Duration("max-age"), Logger: logger(c)}, nil
+	return &trusted.Source{Upstream: src, State: st, Release: c.String("release"), MaxAge: c.Duration("max-age"), Logger: inv.log}, nil
 }
 
 // autoGeneration is `record --generation auto`: the next generation of
 // release on the store and channel of storeFlags.
-func autoGeneration(c *cli.Context, release string) (int64, error) {
+func autoGeneration(ctx context.Context, c flagValues, inv *invocation, release string) (int64, error) {
 	url := c.String("store")
 	if url == "" {
 		return 0, usage(fmt.Errorf("--generation auto needs --store URL"))
 	}
-	st, err := openStore(c, url, nil)
+	st, err := inv.openStore(ctx, url, nil)
 	if err != nil {
 		return 0, err
 	}
-	return store.NextGeneration(c.Context, st, release, c.String("channel"))
+	return store.NextGeneration(ctx, st, release, c.String("channel"))
 }

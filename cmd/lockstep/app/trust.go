@@ -1,13 +1,13 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sigstore/cosign/v2/pkg/cosign"
 	"github.com/sigstore/sigstore-go/pkg/root"
-	"github.com/urfave/cli/v2"
 
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
@@ -19,7 +19,7 @@ import (
 // trustOptions reads the key (from the first of keyFlags that is set) and
 // the keyless flags into signature options; set is false when the flags
 // name no signer at all.
-func trustOptions(c *cli.Context, keyFlags ...string) (o signature.Options, set bool, err error) {
+func trustOptions(ctx context.Context, c flagValues, keyFlags ...string) (o signature.Options, set bool, err error) {
 	var key string
 	for _, f := range keyFlags {
 		if key = c.String(f); key != "" {
@@ -36,7 +36,7 @@ func trustOptions(c *cli.Context, keyFlags ...string) (o signature.Options, set 
 	case key != "" && keyless:
 		return o, true, usage(errors.New("--key and the keyless --certificate-* flags are exclusive"))
 	case key != "":
-		v, err := signature.LoadVerifier(c.Context, key)
+		v, err := signature.LoadVerifier(ctx, key)
 		if err != nil {
 			return o, true, keyErr(err)
 		}
@@ -64,7 +64,7 @@ var trustOptionFlags = map[string]string{
 
 // trustedRoot reads --trusted-root, or fetches the public-good instance's
 // from Sigstore's TUF repository unless --offline.
-func trustedRoot(c *cli.Context) (root.TrustedMaterial, error) {
+func trustedRoot(c flagValues) (root.TrustedMaterial, error) {
 	if path := c.String("trusted-root"); path != "" {
 		tr, err := signature.LoadTrustedRoot(path)
 		if err != nil {
@@ -100,8 +100,8 @@ func keyErr(err error) error {
 // verified), and insecure is true: the caller says so in every report.
 // With no signer and no --insecure-allow-unsigned it is a usage error. The
 // verifier is never nil when err is nil.
-func verifierFromFlags(c *cli.Context) (v manifest.Verifier, insecure bool, err error) {
-	o, set, err := trustOptions(c, "key")
+func verifierFromFlags(ctx context.Context, c flagValues) (v manifest.Verifier, insecure bool, err error) {
+	o, set, err := trustOptions(ctx, c, "key")
 	if err != nil {
 		return nil, false, err
 	}
@@ -128,8 +128,8 @@ func verifierFromFlags(c *cli.Context) (v manifest.Verifier, insecure bool, err 
 // the release runs (empty: every platform of each image); remote the
 // registry options (the shared transport). Naming no signer is a usage
 // error.
-func imageVerifierFromFlags(c *cli.Context, platforms []string, remote []remote.Option) (*imagesig.Verifier, error) {
-	o, set, err := trustOptions(c, "image-key", "key")
+func imageVerifierFromFlags(ctx context.Context, c flagValues, inv *invocation, platforms []string, remote []remote.Option) (*imagesig.Verifier, error) {
+	o, set, err := trustOptions(ctx, c, "image-key", "key")
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func imageVerifierFromFlags(c *cli.Context, platforms []string, remote []remote.
 		Policy: imagesig.Policy{Index: pol, Platforms: platforms},
 		Remote: remote,
 		Cache:  cache,
-		Logger: logger(c),
+		Logger: inv.log,
 	})
 	switch {
 	case verdict.IsUnavailable(err):
@@ -164,15 +164,15 @@ func imageVerifierFromFlags(c *cli.Context, platforms []string, remote []remote.
 // from --provenance-key, or the keyless identity flags; remote the
 // registry options (record reads the registry, the gate never does).
 // Naming no builder is a usage error.
-func provenanceVerifierFromFlags(c *cli.Context, remote []remote.Option) (*provenance.Verifier, error) {
-	o, set, err := trustOptions(c, "provenance-key")
+func provenanceVerifierFromFlags(ctx context.Context, c flagValues, inv *invocation, remote []remote.Option) (*provenance.Verifier, error) {
+	o, set, err := trustOptions(ctx, c, "provenance-key")
 	if err != nil {
 		return nil, err
 	}
 	if !set {
 		return nil, usage(errors.New("provenance needs a builder: --provenance-key PUB, or --certificate-identity and --certificate-oidc-issuer"))
 	}
-	v, err := provenance.New(provenance.Options{Trust: o, Remote: remote, Logger: logger(c)})
+	v, err := provenance.New(provenance.Options{Trust: o, Remote: remote, Logger: inv.log})
 	if err != nil {
 		return nil, usage(err)
 	}

@@ -23,6 +23,7 @@ import (
 // TestImageVerifierFromFlags: the flags pin and admit take build a
 // verifier that checks image signatures by digest.
 func TestImageVerifierFromFlags(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	img, _ := random.Image(256, 1)
@@ -44,7 +45,7 @@ func TestImageVerifierFromFlags(t *testing.T) {
 	build := func(args ...string) (v *imagesig.Verifier, err error) {
 		a := New()
 		a.Commands = []*cli.Command{{Name: "x", Flags: append(trustFlags(), imageSignatureFlags()...), Action: func(c *cli.Context) error {
-			v, err = imageVerifierFromFlags(c, nil, nil)
+			v, err = imageVerifierFromFlags(c.Context, c, newInvocation(nil), nil, nil)
 			return nil
 		}}}
 		if rerr := a.RunContext(context.Background(), append([]string{"lockstep", "x"}, args...)); rerr != nil {

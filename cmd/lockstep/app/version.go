@@ -81,7 +81,7 @@ func currentBuild() buildInfo {
 	return b
 }
 
-func versionCommand() *cli.Command {
+func versionCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print lockstep's version, commit, build date and Go version",

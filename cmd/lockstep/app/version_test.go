@@ -8,6 +8,7 @@ import (
 )
 
 func TestVersionDevelopmentBuild(t *testing.T) {
+	t.Parallel()
 	code, out, errs := run(t, "version")
 	if code != 0 {
 		t.Fatalf("version: exit %d, stderr %s", code, errs)
@@ -35,6 +36,7 @@ func TestVersionDevelopmentBuild(t *testing.T) {
 }
 
 func TestVersionStamped(t *testing.T) {
+	// Not parallel: it sets the stamped Version, Commit and Date.
 	defer func(v, c, d string) { Version, Commit, Date = v, c, d }(Version, Commit, Date)
 	Version, Commit, Date = "1.2.3", "0123456789abcdef0123456789abcdef01234567", "2026-12-01T20:00:00Z"
 
@@ -54,6 +56,7 @@ func TestVersionStamped(t *testing.T) {
 }
 
 func TestVersionBadFormat(t *testing.T) {
+	t.Parallel()
 	if code, _, errs := run(t, "version", "--format", "yaml"); code != 2 {
 		t.Errorf("version --format yaml: exit %d (%s), want 2", code, errs)
 	}
@@ -62,6 +65,7 @@ func TestVersionBadFormat(t *testing.T) {
 // TestVersionSnapshot: a snapshot build of the release pipeline is stamped
 // like a release and says it is none, in text and in JSON.
 func TestVersionSnapshot(t *testing.T) {
+	// Not parallel: it sets the stamped Version, Commit, Date and Snapshot.
 	defer func(v, c, d, s string) { Version, Commit, Date, Snapshot = v, c, d, s }(Version, Commit, Date, Snapshot)
 	Version, Commit, Date, Snapshot = "1.2.4-snapshot.0123456", "0123456789abcdef0123456789abcdef01234567", "2026-12-01T20:00:00Z", "true"
 	if code, out, _ := run(t, "version"); code != 0 || !strings.HasPrefix(out, "lockstep 1.2.4-snapshot.0123456 (snapshot build, not a release)\n") {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 	"github.com/lockstep-dev/lockstep/manifest/store"
 )
 
-func webhookCommand() *cli.Command {
+func webhookCommand(inv *invocation) *cli.Command {
 	return &cli.Command{
 		Name:  "webhook",
 		Usage: "serve the Kubernetes validating admission webhook: admit pods only with the release manifest's digests",
@@ -42,7 +43,7 @@ func webhookCommand() *cli.Command {
 			&cli.DurationFlag{Name: "refresh", Value: 30 * time.Second, Usage: "how often to re-fetch the manifest (±10% jitter)", EnvVars: []string{"LOCKSTEP_REFRESH"}},
 		}, acceptFlags()...),
 		Action: func(c *cli.Context) error {
-			cfg, err := webhookFromFlags(c)
+			cfg, err := webhookFromFlags(c.Context, c, inv)
 			if err != nil {
 				return err
 			}
@@ -53,7 +54,7 @@ func webhookCommand() *cli.Command {
 
 // webhookFromFlags checks the webhook's flags and turns them into its
 // config: the manifest source or the routes, the verifier, the names.
-func webhookFromFlags(c *cli.Context) (webhook.Config, error) {
+func webhookFromFlags(ctx context.Context, c flagValues, inv *invocation) (webhook.Config, error) {
 	if c.String("tls-cert") == "" || c.String("tls-key") == "" {
 		return webhook.Config{}, usage(fmt.Errorf("--tls-cert and --tls-key are required"))
 	}
@@ -75,23 +76,24 @@ func webhookFromFlags(c *cli.Context) (webhook.Config, error) {
 	var src manifest.Source
 	var routes []webhook.SourceRoute
 	if c.String("routes") != "" {
-		routes, err = routesFromFlags(c, names)
+		routes, err = routesFromFlags(ctx, c, inv, names)
 	} else {
-		src, err = sourceFromFlags(c)
+		src, err = sourceFromFlags(ctx, c, inv)
 	}
 	if err != nil {
 		return webhook.Config{}, err
 	}
-	verifier, insecure, err := verifierFromFlags(c)
+	verifier, insecure, err := verifierFromFlags(ctx, c)
 	if err != nil {
 		return webhook.Config{}, err
 	}
-	log := logger(c)
+	log := inv.log
 	if insecure {
 		log.Warn("--insecure-allow-unsigned: manifests are used without a signature check")
 	}
 	return webhook.Config{
 		Listen:        c.String("listen"),
+		Listener:      inv.listener(c.String("listen")),
 		CertFile:      c.String("tls-cert"),
 		KeyFile:       c.String("tls-key"),
 		Source:        src,
@@ -110,7 +112,7 @@ func webhookFromFlags(c *cli.Context) (webhook.Config, error) {
 // route's release and channel (default --channel) in --store, bound to
 // the release, so that a store that hands over another release's manifest
 // is refused.
-func routesFromFlags(c *cli.Context, names imagename.Names) ([]webhook.SourceRoute, error) {
+func routesFromFlags(ctx context.Context, c flagValues, inv *invocation, names imagename.Names) ([]webhook.SourceRoute, error) {
 	if c.String("manifest") != "" || c.String("release") != "" {
 		return nil, usage(fmt.Errorf("--routes replaces --release and --manifest: each route names its release, followed from --store"))
 	}
@@ -126,7 +128,7 @@ func routesFromFlags(c *cli.Context, names imagename.Names) ([]webhook.SourceRou
 	if err != nil {
 		return nil, usage(fmt.Errorf("--routes %s: %w", c.String("routes"), err))
 	}
-	st, err := openStore(c, url, nil)
+	st, err := inv.openStore(ctx, url, nil)
 	if err != nil {
 		return nil, err
 	}

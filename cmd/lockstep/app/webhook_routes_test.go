@@ -28,6 +28,7 @@ func reviewIn(t *testing.T, client *http.Client, addr, namespace, image string) 
 // admitted in namespace store and denied in payments, and the other way
 // round; a namespace no route names follows --unmanaged.
 func TestWebhookRoutes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cert, key, pool := webhookTestCert(t, dir)
 	storeURL := filepath.Join(dir, "store")
@@ -97,6 +98,7 @@ routes:
 }
 
 func TestWebhookRoutesUsage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cert, key, _ := webhookTestCert(t, dir)
 	good := filepath.Join(dir, "routes.yaml")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,16 +25,23 @@ func webhookTestCert(t *testing.T, dir string) (certFile, keyFile string, pool *
 }
 
 // runWebhookCLI runs lockstep with args and returns its exit code and
-// stderr.
+// stderr. A --listen address of loopbackAddr's is served on the socket it bound.
 func runWebhookCLI(ctx context.Context, args ...string) (int, string) {
 	var stdout, stderr bytes.Buffer
-	a := New()
+	inv := newInvocation(nil)
+	for i, arg := range args[:max(len(args)-1, 0)] {
+		if ln, ok := handedOver.Load(args[i+1]); ok && arg == "--listen" {
+			inv.listeners = map[string]net.Listener{args[i+1]: ln.(net.Listener)}
+		}
+	}
+	a := appWith(inv)
 	a.Writer, a.ErrWriter = &stdout, &stderr
 	err := a.RunContext(ctx, append([]string{"lockstep"}, args...))
 	return Exit(err, &stderr), stderr.String()
 }
 
 func TestWebhookUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cert, key, _ := webhookTestCert(t, dir)
 	man := filepath.Join("..", "..", "..", "admission", "webhook", "testdata", "manifest.json")
@@ -62,6 +70,7 @@ func TestWebhookUsageErrors(t *testing.T) {
 // TestWebhookServes runs `lockstep webhook` until it is ready over TLS,
 // then stops it as SIGTERM would: exit 0.
 func TestWebhookServes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cert, key, pool := webhookTestCert(t, dir)
 	addr := loopbackAddr(t)

@@ -1,0 +1,77 @@
+package app
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestNoCLIContextBelowActions holds the invocation's rule in the
+// package's own source: a *cli.Context is taken only by a command's action
+// (a function handed to inv.act, or an Action literal) and by the few
+// helpers that read the command line itself (its arguments, the app's own
+// flags); every other helper reads flag values through flagValues, and
+// gets its logger, clients and context from its caller, never by climbing
+// back. Nothing is kept in App.Metadata.
+func TestNoCLIContextBelowActions(t *testing.T) {
+	t.Parallel()
+	argReaders := []string{"appFlag", "appContext", "formatAndOneArg", "positional", "act"}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	actions := map[string]bool{}
+	type takes struct{ name, at string }
+	var taking []takes
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(src), "App.Metadata") {
+			t.Errorf("%s uses App.Metadata: the run's state lives in its invocation", f)
+		}
+		file, err := parser.ParseFile(fset, f, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "act" && len(n.Args) == 1 {
+					if id, ok := n.Args[0].(*ast.Ident); ok {
+						actions[id.Name] = true
+					}
+				}
+			case *ast.FuncDecl:
+				for _, p := range n.Type.Params.List {
+					if star, ok := p.Type.(*ast.StarExpr); ok {
+						if sel, ok := star.X.(*ast.SelectorExpr); ok && sel.Sel.Name == "Context" {
+							if x, ok := sel.X.(*ast.Ident); ok && x.Name == "cli" {
+								taking = append(taking, takes{n.Name.Name, fset.Position(n.Pos()).String()})
+							}
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	if len(actions) < 5 {
+		t.Fatalf("found %d actions handed to inv.act, want the commands' (the test reads the wrong files?)", len(actions))
+	}
+	for _, f := range taking {
+		if !actions[f.name] && !slices.Contains(argReaders, f.name) {
+			t.Errorf("%s: %s takes a *cli.Context below an action: take flagValues, and the logger, clients and context from the caller", f.at, f.name)
+		}
+	}
+}

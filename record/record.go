@@ -45,6 +45,12 @@ type EmbedFunc func(ctx context.Context, images []manifest.Image) (*manifest.Ver
 // verify/provenance's Verifier.Verify does.
 type ProvenanceFunc func(ctx context.Context, images []manifest.Image, src *manifest.BuildSource) ([]manifest.EmbeddedAttestation, error)
 
+// PreviousSource finds a release's previous manifest: nil, and no error,
+// when there is none yet. store.ChannelSource implements it.
+type PreviousSource interface {
+	Previous(ctx context.Context) (*manifest.Signed, error)
+}
+
 // Options describe the release to record.
 type Options struct {
 	// Release is the service name; Generation its generation (≥ 1).
@@ -116,8 +122,13 @@ type Options struct {
 	// now names other bytes than there is refused with a
 	// *registry.MovedTagError (a mismatch), unless AllowMoved names it
 	// (registry.MovedTag.Matches), as `pin --previous` does.
-	Previous   *manifest.Manifest
-	AllowMoved []string
+	Previous *manifest.Manifest
+	// PreviousFrom, when Previous is nil, finds the previous manifest
+	// before any image is pinned (store.ChannelSource, the channel the
+	// release is published to, is one); none there (nil, nil) means no
+	// tag is compared, and says so in the log.
+	PreviousFrom PreviousSource
+	AllowMoved   []string
 	// Logger receives progress; nil is silent.
 	Logger *slog.Logger
 }
@@ -152,6 +163,18 @@ func manifestAndGraph(ctx context.Context, opts Options) (*manifest.Manifest, *g
 	}
 	if err := check(opts); err != nil {
 		return nil, nil, err
+	}
+	if opts.Previous == nil && opts.PreviousFrom != nil {
+		s, err := opts.PreviousFrom.Previous(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if s == nil {
+			log.Info("no previous release: nothing to compare tags with", "release", opts.Release)
+		} else {
+			log.Info("comparing tags with the previous release", "release", s.Manifest.ID(), "digest", s.Digest.String())
+			opts.Previous = s.Manifest
+		}
 	}
 	now := time.Now
 	if opts.Now != nil {

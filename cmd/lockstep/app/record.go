@@ -228,7 +228,7 @@ func recordOptions(ctx context.Context, c flagValues, inv *invocation) (record.O
 	if s := sourceOverride(c); s != nil {
 		opts.Source = s
 	}
-	if opts.Previous, err = recordPrevious(ctx, c, inv, opts.Release); err != nil {
+	if err := recordPrevious(ctx, c, inv, &opts); err != nil {
 		return opts, err
 	}
 	opts.AllowMoved = c.StringSlice("allow-moved-tag")
@@ -270,40 +270,32 @@ func recordProvenance(ctx context.Context, c flagValues, inv *invocation, opts *
 	return nil
 }
 
-// recordPrevious reads --previous: a manifest file, or "store" for the
-// manifest --store's channel names (nil when the channel does not exist
-// yet: a first release has no previous one).
-func recordPrevious(ctx context.Context, c flagValues, inv *invocation, release string) (*manifest.Manifest, error) {
+// recordPrevious reads --previous into opts: a manifest file, or the
+// store's channel (record looks it up before pinning: record.Options.PreviousFrom).
+func recordPrevious(ctx context.Context, c flagValues, inv *invocation, opts *record.Options) error {
 	p := c.String("previous")
 	switch {
 	case p == "":
 		if len(c.StringSlice("allow-moved-tag")) > 0 {
-			return nil, usage(errors.New("--allow-moved-tag needs --previous FILE|store"))
+			return usage(errors.New("--allow-moved-tag needs --previous FILE|store"))
 		}
-		return nil, nil
+		return nil
 	case p != "store":
 		m, _, err := manifest.ReadFile(p)
 		if err != nil {
-			return nil, inputError("--previous", err)
+			return inputError("--previous", err)
 		}
-		return m, nil
+		opts.Previous = m
+		return nil
 	case c.String("store") == "":
-		return nil, usage(errors.New("--previous store needs --store URL"))
+		return usage(errors.New("--previous store needs --store URL"))
 	}
 	st, err := inv.openStore(ctx, c.String("store"), nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s, err := store.ChannelSource{Store: st, Release: release, Channel: c.String("channel"), Name: c.String("store")}.Previous(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if s == nil {
-		inv.log.Info("no previous release on the store: nothing to compare tags with", "release", release, "channel", c.String("channel"))
-		return nil, nil
-	}
-	inv.log.Info("comparing tags with the previous release on the store", "release", s.Manifest.ID(), "digest", s.Digest.String())
-	return s.Manifest, nil
+	opts.PreviousFrom = store.ChannelSource{Store: st, Release: opts.Release, Channel: c.String("channel"), Name: c.String("store")}
+	return nil
 }
 
 // parseGeneration reads --generation: a positive integer.

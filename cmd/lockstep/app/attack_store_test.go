@@ -1,10 +1,7 @@
 package app
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -133,36 +130,6 @@ func newAttackEnv(t *testing.T) *attackEnv {
 		}
 	}
 	return e
-}
-
-// tree is every entry under root: its type, mode and, for a regular
-// file, a hash of its bytes (a FIFO is never opened).
-func tree(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			out[p] = "error " + err.Error()
-			return nil
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return nil
-		}
-		v := fi.Mode().String()
-		switch {
-		case fi.Mode().IsRegular():
-			b, _ := os.ReadFile(p)
-			sum := sha256.Sum256(b)
-			v += " " + hex.EncodeToString(sum[:])
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			v += " -> " + target
-		}
-		out[p] = v
-		return nil
-	})
-	return out
 }
 
 type storeAttack struct {
@@ -494,24 +461,5 @@ func TestAttackStore(t *testing.T) {
 	// its host part is made where the command runs.
 	if _, err := os.Lstat("store"); !os.IsNotExist(err) {
 		t.Errorf("a case created ./store")
-	}
-}
-
-// TestStoreFileModes: a manifest and its sidecars get the same mode.
-func TestStoreFileModes(t *testing.T) {
-	e := newAttackEnv(t)
-	base := strings.TrimSuffix(e.manifestFile(1), ".json")
-	var modes []string
-	for _, p := range []string{base + ".json", base + ".sig", base + ".sigstore.json", e.rel("channels/production.json")} {
-		fi, err := os.Stat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		modes = append(modes, fi.Mode().Perm().String())
-	}
-	for _, m := range modes[1:] {
-		if m != modes[0] {
-			t.Errorf("modes of the manifest, its signature, bundle and the pointer: %v, want one mode", modes)
-		}
 	}
 }

@@ -44,22 +44,22 @@ func (c *checker) served(m *manifest.Manifest, pages []*probe.Page, errs []error
 		}
 	}
 	slices.Sort(mapped.IDs)
+	ids, foreign := c.refusedServed(m, mapped)
+	for _, id := range ids {
+		c.add(Finding{Kind: KindAssetNotInManifest, Subject: id, Want: "an asset of " + m.ID(),
+			Message: fmt.Sprintf("the instance serves %s, which manifest %s does not list", id, m.ID())})
+	}
+	for _, u := range foreign {
+		c.add(Finding{Kind: KindAssetForeignHost, Subject: u, Want: "a CDN base of the manifest, the instance, or an allowed host",
+			Message: fmt.Sprintf("the instance references %s, on a host that is neither a CDN base of %s nor its own nor allowed", u, m.ID())})
+	}
 	files := make([]manifest.File, 0, len(mapped.IDs))
 	for _, id := range mapped.IDs {
 		f, found := m.Assets.File(id)
 		if !found {
-			c.add(Finding{Kind: KindAssetNotInManifest, Subject: id, Want: "an asset of " + m.ID(),
-				Message: fmt.Sprintf("the instance serves %s, which manifest %s does not list", id, m.ID())})
 			f = manifest.File{Path: id, SHA256: strings.Repeat("0", 64)}
 		}
 		files = append(files, f)
-	}
-	for _, u := range mapped.Foreign {
-		if hostAllowed(u, cfg.AllowHosts) {
-			continue
-		}
-		c.add(Finding{Kind: KindAssetForeignHost, Subject: u, Want: "a CDN base of the manifest, the instance, or an allowed host",
-			Message: fmt.Sprintf("the instance references %s, on a host that is neither a CDN base of %s nor its own nor allowed", u, m.ID())})
 	}
 	c.update(func(d *Decision) {
 		d.Served, d.Foreign = mapped.IDs, mapped.Foreign
@@ -68,23 +68,30 @@ func (c *checker) served(m *manifest.Manifest, pages []*probe.Page, errs []error
 	return mapped
 }
 
-// servesUnlisted reports whether the page names an asset that served
-// will refuse whatever else the check finds: one the manifest does not
-// list, or one on a host that is neither a CDN base nor allowed. It adds
-// no finding (served does, for every page, once the waits are over).
-func (c *checker) servesUnlisted(m *manifest.Manifest, p *probe.Page) bool {
-	mapped := probe.Map([]*probe.Page{p}, m.Assets.CDN)
+// refusedServed is what of mapped served refuses whatever else the check
+// finds: the IDs the manifest does not list, and the foreign URLs on no
+// allowed host.
+func (c *checker) refusedServed(m *manifest.Manifest, mapped probe.Mapped) (ids, foreign []string) {
 	for _, id := range mapped.IDs {
 		if _, found := m.Assets.File(id); !found {
-			return true
+			ids = append(ids, id)
 		}
 	}
 	for _, u := range mapped.Foreign {
 		if !hostAllowed(u, c.cfg.AllowHosts) {
-			return true
+			foreign = append(foreign, u)
 		}
 	}
-	return false
+	return ids, foreign
+}
+
+// servesUnlisted reports whether the page names what served will refuse
+// (refusedServed: the same rule, so the waits end early only for a
+// refusal served is sure to make). It adds no finding: served does, for
+// every page, once the waits are over.
+func (c *checker) servesUnlisted(m *manifest.Manifest, p *probe.Page) bool {
+	ids, foreign := c.refusedServed(m, probe.Map([]*probe.Page{p}, m.Assets.CDN))
+	return len(ids) > 0 || len(foreign) > 0
 }
 
 // hostAllowed reports whether the URL's host is one of allow: "host",

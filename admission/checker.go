@@ -40,8 +40,17 @@ func (c *checker) update(fn func(d *Decision)) {
 	}
 }
 
+// setStep names the step the check is in, for a deadline's finding. Once
+// the check's context has ended the step stays the one it ended in: the
+// pipeline's goroutine may run on into the next step before Check reads
+// the name (a loaded runner named "checking certificates" for a deadline
+// reached while checking assets on the CDN).
 func (c *checker) setStep(s string) {
 	c.mu.Lock()
+	if c.over != nil && c.over() != nil && c.step != "" {
+		c.mu.Unlock()
+		return
+	}
 	c.step = s
 	c.mu.Unlock()
 	c.cfg.Logger.Debug("admission", "step", s)

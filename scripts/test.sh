@@ -95,6 +95,13 @@ step "radosgw start"
 # runs them without it).
 race=-race
 [ "${LOCKSTEP_TEST_RACE:-1}" = 0 ] && race=
+# A binary built with -race sleeps a second before it exits
+# (atexit_sleep_ms, default 1000), so that a racing goroutine's report
+# can still print: a second for each of the 93 test binaries and for every
+# race-built helper a test starts. A race is reported when it happens, not
+# at exit, so the run keeps none of those seconds (GORACE set by the
+# caller wins).
+export GORACE=${GORACE:-atexit_sleep_ms=0}
 echo "== go test $race" >&2
 go build -o .cache/testreport ./scripts/testreport
 rm -f .cache/test-report.txt

@@ -3,7 +3,7 @@
 # missing (scripts/install-deps.sh: Debian's packages, and the pinned Go
 # tools once per machine), builds the snapshot release of the host's
 # platform when its inputs changed (scripts/release-snapshot.sh, cached per
-# machine), starts radosgw, then gofmt, go vet, staticcheck, and the unit
+# machine), starts radosgw beside gofmt, go vet and staticcheck, then the unit
 # and integration tests under the race detector. Exits non-zero on any
 # finding or failure. .ci/run calls this.
 #
@@ -50,6 +50,16 @@ summary() {
 
 scripts/install-deps.sh
 step "install-deps (Debian packages, cosign, staticcheck, crane, helm, kube-apiserver)"
+
+# radosgw starts now, beside the release path, gofmt, vet and staticcheck
+# (its start is mostly waiting on its daemons); the tests wait for it. On
+# free ports, retried when its start fails; on failure the run prints its
+# logs and what to do. Whatever ends the run stops the start first, then
+# the daemons it started.
+RGW_DIR=$(mktemp -d /tmp/lockstep-rgw.XXXXXX)
+scripts/radosgw.sh start "$RGW_DIR" >"$RGW_DIR.log" 2>&1 &
+rgw_pid=$!
+trap '[ -n "$rgw_pid" ] && kill "$rgw_pid" 2>/dev/null && wait "$rgw_pid" 2>/dev/null; scripts/radosgw.sh stop "$RGW_DIR"; rm -f "$RGW_DIR.log"' EXIT
 # The release path: the goreleaser snapshot into dist/ (scripts/release_test.go
 # checks it) and the ko image (scripts/image_test.go). The snapshot is of the
 # host's platform, rebuilt only when its inputs changed and kept per machine
@@ -79,17 +89,20 @@ echo "== staticcheck" >&2
 staticcheck ./...
 step "staticcheck"
 
-RGW_DIR=$(mktemp -d /tmp/lockstep-rgw.XXXXXX)
-trap 'scripts/radosgw.sh stop "$RGW_DIR"' EXIT
 echo "== radosgw" >&2
-# On free ports, retried when its start fails; on failure it prints its
-# logs and what to do.
-scripts/radosgw.sh start "$RGW_DIR"
+rgw_rc=0
+wait "$rgw_pid" || rgw_rc=$?
+rgw_pid=
+if [ "$rgw_rc" != 0 ]; then
+  cat "$RGW_DIR.log" >&2
+  exit 1
+fi
+cat "$RGW_DIR.log" >&2
 . "$RGW_DIR/env"
 export LOCKSTEP_TEST_S3_ENDPOINT
 export LOCKSTEP_TEST_S3_ACCESS_KEY=RGWAK LOCKSTEP_TEST_S3_SECRET_KEY=RGWSECRET
 export LOCKSTEP_TEST_COSIGN="$PWD/.cache/bin/cosign"
-step "radosgw start"
+step "radosgw (the wait for its start, begun after install-deps)"
 
 # Every test runs once, under the race detector (LOCKSTEP_TEST_RACE=0
 # runs them without it).

@@ -67,6 +67,7 @@ func TestEmitInOrder(t *testing.T) {
 // report, through retries, waits and failures that decide the results
 // out of order.
 func TestCheckStreams(t *testing.T) {
+	t.Parallel() // its own fault CDN
 	_, a := faultCDN(t)
 	for _, full := range []bool{false, true} {
 		var got, want bytes.Buffer
@@ -93,6 +94,7 @@ var errWrite = errors.New("disk full")
 // TestCheckStreamError: a stream that cannot be written is Check's error,
 // with the complete report.
 func TestCheckStreamError(t *testing.T) {
+	t.Parallel() // its own fault CDN
 	_, a := faultCDN(t)
 	rep, err := Check(context.Background(), a, Options{Client: fastClient(), Stream: failingWriter{}})
 	if !errors.Is(err, errWrite) || rep == nil || len(rep.Results) != len(a.Files) {

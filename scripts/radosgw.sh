@@ -77,6 +77,13 @@ osd pool default size = 1
 osd pool default min size = 1
 mon allow pool size one = true
 osd crush chooseleaf type = 0
+# The OSD sends no command to the monitor as it starts (its place in the
+# CRUSH map and its device class): on a loaded machine such a command could
+# go out before the OSD had the monitor map, with a zero fsid, and the
+# monitor refused it ('wrong fsid'), failing the start. The start places
+# the OSD itself (ceph osd crush add, below).
+osd crush update on start = false
+osd class update on start = false
 osd objectstore = memstore
 memstore device bytes = 536870912
 osd pool default pg num = 8
@@ -104,6 +111,7 @@ CONF
   # The monitor answers once it has formed its quorum of one.
   step 60 ceph -c ceph.conf --connect-timeout 10 mon stat || return 1
   step 60 ceph -c ceph.conf --connect-timeout 10 osd create || return 1
+  step 60 ceph -c ceph.conf --connect-timeout 10 osd crush add osd.0 1.0 root=default || return 1
   step 120 ceph-osd -c ceph.conf -i 0 --mkfs || return 1
   step 30 ceph-osd -c ceph.conf -i 0 || return 1
   step 30 radosgw -c ceph.conf -n client.rgw.a || return 1
@@ -137,7 +145,9 @@ for try in 1 2 3; do
     echo "radosgw ready on http://127.0.0.1:$RGW_PORT (RGWAK/RGWSECRET), monitor on $RGW_MON_PORT, in $D" >&2
     exit 0
   fi
-  echo "radosgw: start $try of 3 failed; trying again from scratch" >&2
+  # What failed, before the next attempt wipes its logs.
+  echo "radosgw: start $try of 3 failed; trying again from scratch. Its last steps:" >&2
+  tail -n 6 "$D/log/steps.log" 2>/dev/null | sed 's/^/    /' >&2
   sleep $((try * 2))
 done
 echo "radosgw: could not start a test cluster in $D. The last attempt's logs:" >&2

@@ -144,6 +144,7 @@ func slowServer(t *testing.T) *httptest.Server {
 }
 
 func TestCheckUnusableInstances(t *testing.T) {
+	t.Parallel() // its own servers; most of its time is the slow instance timing out
 	slow := slowServer(t)
 	notJSON := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("<html>hello</html>"))
@@ -187,9 +188,13 @@ func TestCheckUnusableInstances(t *testing.T) {
 	}
 	good := startAgent(t, good("i-good"), agent.ServeOptions{})
 	ts = append(ts, Target{URL: good, Spec: "test"})
-	// Short backoff, so that the closed port's retries end before its timeout.
-	client := transport.New(transport.Policy{Timeout: 300 * time.Millisecond, BaseDelay: 5 * time.Millisecond, MaxDelay: 20 * time.Millisecond})
-	r, err := Check(context.Background(), fleettest.Signed(t, 7), ts, Options{Client: client, Timeout: 300 * time.Millisecond, MaxBody: 32 << 10, MaxUnreachable: 0.1})
+	// Short backoff, so that the closed port's retries end before its
+	// timeout. The timeout is what the slow instance meets; every other
+	// answers at once, but under -race on a loaded machine not always
+	// within the 300 ms this once had, so it is two seconds.
+	const timeout = 2 * time.Second
+	client := transport.New(transport.Policy{Timeout: timeout, BaseDelay: 5 * time.Millisecond, MaxDelay: 20 * time.Millisecond})
+	r, err := Check(context.Background(), fleettest.Signed(t, 7), ts, Options{Client: client, Timeout: timeout, MaxBody: 32 << 10, MaxUnreachable: 0.1})
 	if !verdict.IsUnavailable(err) {
 		t.Errorf("Check = %v, want unavailable (9 of 10 unreachable)", err)
 	}

@@ -153,6 +153,17 @@ func rawServer(t *testing.T, answer func(n int, conn net.Conn, br *bufio.Reader)
 	return "http://" + ln.Addr().String(), &conns
 }
 
+// signalled waits for ch, the server's word that it did what the test
+// waits on, failing the test after ten seconds without it.
+func signalled(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no %s in 10 s", what)
+	}
+}
+
 // readRequest reads one request's head, returning its path ("" at EOF).
 func readRequest(br *bufio.Reader) string {
 	req, err := http.ReadRequest(br)
@@ -221,12 +232,17 @@ func TestLeanHeadsBinding(t *testing.T) {
 	t.Run("unsolicited response while idle", func(t *testing.T) {
 		// The false 200 comes on its own, after the answer was read: the
 		// idle connection is checked before it is used again.
+		// The client goes on once the false 200 was written (not after a
+		// sleep that a loaded machine can outlast): on loopback its bytes
+		// are then in the client's socket.
+		stray := make(chan struct{}, 1)
 		url, conns := rawServer(t, func(n int, conn net.Conn, br *bufio.Reader) {
 			for readRequest(br) != "" {
 				fmt.Fprint(conn, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
 				if n == 1 {
 					time.Sleep(20 * time.Millisecond)
 					fmt.Fprint(conn, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n")
+					stray <- struct{}{}
 				}
 			}
 		})
@@ -235,25 +251,32 @@ func TestLeanHeadsBinding(t *testing.T) {
 			if resp, err := head(t, c, url+"/x"); err != nil || resp.StatusCode != 404 {
 				t.Errorf("request %d: %v, %v, want 404", i, resp, err)
 			}
-			time.Sleep(60 * time.Millisecond)
+			if i == 0 {
+				signalled(t, stray, "the false 200 written")
+			}
 		}
 		if n := conns.Load(); n != 2 {
 			t.Errorf("%d connections, want 2", n)
 		}
 	})
 	t.Run("idle connection closed by the server", func(t *testing.T) {
+		// The client goes on once the server closed (not after a sleep
+		// that a loaded machine can outlast).
+		closed := make(chan struct{}, 3)
 		url, conns := rawServer(t, func(n int, conn net.Conn, br *bufio.Reader) {
 			if readRequest(br) != "" {
 				fmt.Fprint(conn, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n")
 			}
 			// and closes the connection without saying so
+			conn.Close()
+			closed <- struct{}{}
 		})
 		c := New(fast(), WithLeanHeads())
 		for i := range 3 {
-			time.Sleep(10 * time.Millisecond)
 			if resp, err := head(t, c, url+"/x"); err != nil || resp.StatusCode != 200 {
 				t.Errorf("request %d: %v, %v", i, resp, err)
 			}
+			signalled(t, closed, "the server's close")
 		}
 		if s := c.Stats(); s.Retries != 0 {
 			t.Errorf("%d retries, want 0 (a stale idle connection is replaced, not retried)", s.Retries)

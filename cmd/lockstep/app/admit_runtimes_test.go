@@ -15,10 +15,11 @@ import (
 )
 
 // TestAdmitRuntimes: --running cri: and containerd: through the CLI, their
-// sockets named by CONTAINER_RUNTIME_ENDPOINT and CONTAINERD_ADDRESS as on
-// a node: the image the manifest names admits, a tag refuses, a container
+// sockets named by CONTAINER_RUNTIME_ENDPOINT and CONTAINERD_ADDRESS (the
+// run's own) as on a node: the image the manifest names admits, a tag refuses, a container
 // that never appears and a runtime that is not there exit 3.
 func TestAdmitRuntimes(t *testing.T) {
+	t.Parallel()
 	e := newAdmitEnv(t)
 	raw := func(m proto.Message) json.RawMessage {
 		b, err := protojson.Marshal(m)
@@ -49,13 +50,13 @@ func TestAdmitRuntimes(t *testing.T) {
 			Info:  map[string]string{"info": `{"imageSpec":{"os":"linux","architecture":"amd64"}}`},
 		})},
 	}
-	t.Setenv("CONTAINER_RUNTIME_ENDPOINT", "unix://"+crifake.Serve(t, rec))
+	cri := "unix://" + crifake.Serve(t, rec)
 	dir, err := os.MkdirTemp("", "ctrd")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	t.Setenv("CONTAINERD_ADDRESS", filepath.Join(dir, "containerd.sock"))
+	env := []string{"CONTAINER_RUNTIME_ENDPOINT=" + cri, "CONTAINERD_ADDRESS=" + filepath.Join(dir, "containerd.sock")}
 	for _, tt := range []struct {
 		running string
 		code    int
@@ -67,7 +68,7 @@ func TestAdmitRuntimes(t *testing.T) {
 		{"containerd:web", 3, "dependency-unreachable"},
 		{"containerd:/web", 2, "want [NAMESPACE/]CONTAINER"},
 	} {
-		code, out, errs := run(t, append(e.args(), "--platform", "linux/amd64", "--timeout", "2s", "--running", tt.running)...)
+		code, out, errs := runIn(t, env, append(e.args(), "--platform", "linux/amd64", "--timeout", "2s", "--running", tt.running)...)
 		if code != tt.code || !strings.Contains(out+errs, tt.say) {
 			t.Errorf("--running %s: exit %d, want %d saying %q\n%s\n%s", tt.running, code, tt.code, tt.say, out, errs)
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,11 +40,29 @@ func writeManifest(t *testing.T, dir string) string {
 // its password.
 var keyEnv = []string{"COSIGN_PASSWORD=s3cret"}
 
-// keyPair writes a cosign key pair, dir/name.key encrypted with keyEnv's
-// password and dir/name.pub, and returns their paths.
+// keyPairs are the key pairs keyPair writes, generated once per name for
+// the package: encrypting a key costs scrypt's work (about 1.5 CPU-seconds
+// under -race), and what the tests need is one key and another.
+var keyPairs = struct {
+	sync.Mutex
+	m map[string]func() (*cosign.KeysBytes, error)
+}{m: map[string]func() (*cosign.KeysBytes, error){}}
+
+// keyPair writes the package's cosign key pair of name (keyPairs), as
+// dir/name.key, encrypted with keyEnv's password, and dir/name.pub, and
+// returns their paths. Pairs of different names differ.
 func keyPair(t *testing.T, dir, name string) (priv, pub string) {
 	t.Helper()
-	kb, err := cosign.GenerateKeyPair(func(bool) ([]byte, error) { return []byte("s3cret"), nil })
+	keyPairs.Lock()
+	gen, ok := keyPairs.m[name]
+	if !ok {
+		gen = sync.OnceValues(func() (*cosign.KeysBytes, error) {
+			return cosign.GenerateKeyPair(func(bool) ([]byte, error) { return []byte("s3cret"), nil })
+		})
+		keyPairs.m[name] = gen
+	}
+	keyPairs.Unlock()
+	kb, err := gen()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -248,7 +248,7 @@ func admitConfig(ctx context.Context, c flagValues, inv *invocation) (gate.Confi
 	}
 	if cfg.LifecycleHook != "" || cfg.TargetGroup != "" {
 		cfg.Connect = func(ctx context.Context, region string) (gate.Clients, error) {
-			ac, err := awsConfig(ctx, awsClient, awsconfig.WithRegion(region))
+			ac, err := awsConfig(ctx, inv.env, awsClient, awsconfig.WithRegion(region))
 			if err != nil {
 				return gate.Clients{}, err
 			}
@@ -256,7 +256,7 @@ func admitConfig(ctx context.Context, c flagValues, inv *invocation) (gate.Confi
 			return gate.Clients{Completer: as, Heartbeater: as, Registrar: elbv2.NewFromConfig(ac)}, nil
 		}
 		if cfg.InstanceID == "" || cfg.Region == "" {
-			ac, err := awsConfig(ctx, awsClient)
+			ac, err := awsConfig(ctx, inv.env, awsClient)
 			if err != nil {
 				return gate.Config{}, unverified(err)
 			}

@@ -27,6 +27,10 @@ import (
 // turns out to be another build's is refused (exit 1) without waiting
 // out the rest of the timeout.
 func TestAdmitWaitsForLateNginx(t *testing.T) {
+	// Parallel: the late port is held (reservePort) until nginx binds it,
+	// and the bounds (waited 2 s or more of a 3 s lateness; a refusal in
+	// 20 s of a 60 s timeout) hold beside other tests.
+	t.Parallel()
 	files := scenario.Assets("v1", 3)
 	cdnDir, appDir, otherDir := t.TempDir(), t.TempDir(), t.TempDir()
 	if err := scenario.WriteFiles(cdnDir, files); err != nil {

@@ -31,6 +31,26 @@ func run(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errw.String()
 }
 
+// noGitHub is the environment of a run outside GitHub Actions: every
+// GITHUB_* variable lockstep reads, empty.
+func noGitHub() []string {
+	var env []string
+	for _, k := range []string{"GITHUB_ACTIONS", "GITHUB_REPOSITORY", "GITHUB_SHA", "GITHUB_REF", "GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITHUB_SERVER_URL"} {
+		env = append(env, k+"=")
+	}
+	return env
+}
+
+// runIn is run with env ("NAME=value") as the run's own environment
+// (app.Run), so that a parallel test gives its run a password, a runtime's
+// endpoint or an S3 server without setting the process's environment.
+func runIn(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errw bytes.Buffer
+	code := app.Run(context.Background(), env, args, &out, &errw)
+	return code, out.String(), errw.String()
+}
+
 type admitEnv struct {
 	manifestPath string
 	manifestURL  string
@@ -238,20 +258,21 @@ func TestAdmitAWS(t *testing.T) {
 }
 
 // TestAdmitDocker reads the running digest from a Docker Engine API named
-// by DOCKER_HOST, as on an instance.
+// by DOCKER_HOST (the run's own), as on an instance.
 func TestAdmitDocker(t *testing.T) {
+	t.Parallel()
 	e := newAdmitEnv(t)
 	good := runningtest.Container{ID: strings.Repeat("ab", 32), Name: "web", Reference: "127.0.0.1:5000/web:v1",
 		ImageID: e.config.String(), RepoDigests: []string{"127.0.0.1:5000/web@sha256:" + strings.Repeat("2", 64)}, OS: "linux", Arch: "amd64"}
 	repushed := good
 	repushed.Name, repushed.ID, repushed.ImageID, repushed.RepoDigests = "web2", strings.Repeat("cd", 32), "sha256:"+strings.Repeat("7", 64), nil
 	host, _ := runningtest.Docker(t, good, repushed)
-	t.Setenv("DOCKER_HOST", host)
+	env := []string{"DOCKER_HOST=" + host}
 	for _, tt := range []struct {
 		running string
 		code    int
 	}{{"docker", 0}, {"docker:web", 0}, {"docker:web2", 1}, {"docker:gone", 3}} {
-		code, out, errs := run(t, append(e.args(), "--running", tt.running)...)
+		code, out, errs := runIn(t, env, append(e.args(), "--running", tt.running)...)
 		if code != tt.code {
 			t.Errorf("--running %s: exit %d, want %d\n%s\n%s", tt.running, code, tt.code, out, errs)
 		}

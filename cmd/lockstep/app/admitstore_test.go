@@ -22,18 +22,22 @@ import (
 // dependency-unreachable) unless --max-age allows the cached manifest, and
 // a cache older than --max-age is refused too.
 func TestAdmitStore(t *testing.T) {
+	t.Parallel()
+	// env is the environment of the runs: none, then an S3 store that is
+	// down.
+	var env []string
 	e := newAdmitEnv(t)
 	dir := t.TempDir()
 	live, stale := "file://"+filepath.Join(dir, "live"), "file://"+filepath.Join(dir, "stale")
 	g6, g7 := e.manifest(t, 6), e.manifest(t, 7)
 	for _, p := range []struct{ store, path string }{{live, g6}, {live, g7}, {stale, g6}} {
-		if code, out, errs := run(t, "publish", "--allow-unsigned", "--store", p.store, p.path); code != 0 {
+		if code, out, errs := runIn(t, env, "publish", "--allow-unsigned", "--store", p.store, p.path); code != 0 {
 			t.Fatalf("publish %s to %s: exit %d\n%s\n%s", p.path, p.store, code, out, errs)
 		}
 	}
 	admit := func(src []string, extra ...string) (int, admission.Decision, string) {
 		t.Helper()
-		code, out, errs := run(t, e.from(src, append(extra, "--format", "json")...)...)
+		code, out, errs := runIn(t, env, e.from(src, append(extra, "--format", "json")...)...)
 		var d admission.Decision
 		if err := json.Unmarshal([]byte(out), &d); err != nil {
 			t.Fatalf("admit %q: exit %d, stdout is not a JSON decision: %v\n%s\n%s", src, code, err, out, errs)
@@ -80,7 +84,7 @@ func TestAdmitStore(t *testing.T) {
 		t.Fatalf("a refusal moved the trusted state to %d", rec.Generation)
 	}
 	// The rollback is a new, higher generation: 8, with 6's content.
-	code, out, errs := run(t, "rollback", "--allow-unsigned", "--store", live, "--release", "store-web", "--to", "6", "--format", "json")
+	code, out, errs := runIn(t, env, "rollback", "--allow-unsigned", "--store", live, "--release", "store-web", "--to", "6", "--format", "json")
 	var rb struct {
 		Generation     int64 `json:"generation"`
 		FromGeneration int64 `json:"fromGeneration"`
@@ -102,10 +106,7 @@ func TestAdmitStore(t *testing.T) {
 
 	// The store goes down (an S3 endpoint that refuses connections).
 	down := store("s3://releases/lockstep")
-	t.Setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "AK")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "SK")
-	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	env = []string{"AWS_ENDPOINT_URL_S3=http://127.0.0.1:1", "AWS_ACCESS_KEY_ID=AK", "AWS_SECRET_ACCESS_KEY=SK"}
 	code, d, errs = admit(down)
 	if code != 3 || d.Allowed || !d.Unverified || !d.Has(admission.KindDependencyUnreachable) {
 		t.Errorf("store down, no --max-age: exit %d, findings %+v; want exit 3, dependency-unreachable\n%s", code, d.Findings, errs)
@@ -120,7 +121,7 @@ func TestAdmitStore(t *testing.T) {
 	if !strings.Contains(errs, "using the cached manifest") {
 		t.Errorf("admitting from the cache is not said on stderr:\n%s", errs)
 	}
-	if code, out, _ := run(t, e.from(down, "--max-age", "1h")...); code != 0 || !strings.Contains(out, "from the trusted cache") {
+	if code, out, _ := runIn(t, env, e.from(down, "--max-age", "1h")...); code != 0 || !strings.Contains(out, "from the trusted cache") {
 		t.Errorf("text report of a cached admission: exit %d\n%s", code, out)
 	}
 	if rec := accepted(); !rec.AcceptedAt.Equal(before.AcceptedAt) {
@@ -155,23 +156,23 @@ func findingMessages(d admission.Decision) string {
 // when that server goes away, refuses (exit 3) unless --max-age lets the
 // copy it admitted stand in.
 func TestAdmitStoreS3(t *testing.T) {
-	srv, _ := app.FakeS3(t, "releases")
-	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	t.Parallel()
+	srv, _, env := app.FakeS3(t, "releases")
 	e := newAdmitEnv(t)
 	url := "s3://releases/lockstep"
 	g3 := e.manifest(t, 3) // once: a second call may land in another second, another digest
-	if code, out, errs := run(t, "publish", "--allow-unsigned", "--store", url, g3); code != 0 {
+	if code, out, errs := runIn(t, env, "publish", "--allow-unsigned", "--store", url, g3); code != 0 {
 		t.Fatalf("publish to s3: exit %d\n%s\n%s", code, out, errs)
 	}
 	src := []string{"--store", url, "--release", "store-web"}
-	if code, out, errs := run(t, e.from(src)...); code != 0 || !strings.HasPrefix(out, "ADMITTED against store-web@3") {
+	if code, out, errs := runIn(t, env, e.from(src)...); code != 0 || !strings.HasPrefix(out, "ADMITTED against store-web@3") {
 		t.Fatalf("admit --store s3: exit %d\n%s\n%s", code, out, errs)
 	}
 	// The S3 requests go through the gate's client: they count in the
 	// decision (and S3's certificate would be in its TLS findings).
 	requests := func(src []string) int64 {
 		t.Helper()
-		code, out, errs := run(t, e.from(src, "--format", "json", "--dry-run")...)
+		code, out, errs := runIn(t, env, e.from(src, "--format", "json", "--dry-run")...)
 		var d admission.Decision
 		if err := json.Unmarshal([]byte(out), &d); err != nil || code != 0 {
 			t.Fatalf("exit %d, %v\n%s\n%s", code, err, out, errs)
@@ -182,10 +183,10 @@ func TestAdmitStoreS3(t *testing.T) {
 		t.Errorf("the decision counts %d requests with --store s3, %d with --manifest FILE: the S3 requests are not counted", fromS3, fromFile)
 	}
 	srv.Close()
-	if code, out, errs := run(t, e.from(src)...); code != 3 || !strings.Contains(out, "dependency-unreachable") {
+	if code, out, errs := runIn(t, env, e.from(src)...); code != 3 || !strings.Contains(out, "dependency-unreachable") {
 		t.Errorf("S3 gone, no --max-age: exit %d, want 3 with dependency-unreachable\n%s\n%s", code, out, errs)
 	}
-	if code, out, errs := run(t, e.from(src, "--max-age", "10m")...); code != 0 || !strings.Contains(out, "from the trusted cache") {
+	if code, out, errs := runIn(t, env, e.from(src, "--max-age", "10m")...); code != 0 || !strings.Contains(out, "from the trusted cache") {
 		t.Errorf("S3 gone, --max-age 10m: exit %d, want 0 from the trusted cache\n%s\n%s", code, out, errs)
 	}
 }

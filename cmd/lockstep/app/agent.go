@@ -157,7 +157,7 @@ func agentIdentity(ctx context.Context, c flagValues, inv *invocation) (agent.Id
 	bundle, err := awsCABundle()
 	var cfg aws.Config
 	if err == nil {
-		cfg, err = awsConfig(ctx, inv.client(transport.DefaultPolicy(), clientOptions{Bundle: bundle}), awsconfig.WithEC2IMDSRegion())
+		cfg, err = awsConfig(ctx, inv.env, inv.client(transport.DefaultPolicy(), clientOptions{Bundle: bundle}), awsconfig.WithEC2IMDSRegion())
 	}
 	if err != nil {
 		errs = append(errs, err)

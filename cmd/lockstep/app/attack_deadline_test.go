@@ -81,7 +81,12 @@ func writeManifest(t *testing.T, cdn string, files map[string]string) string {
 // nginx servers and a loopback server that never answers; none records a
 // generation.
 func TestAttackDeadline(t *testing.T) {
-	// Not parallel: its cases bound the whole command's time (within).
+	// Its cases bound the whole command's time (within) at several times
+	// what it takes beside another test (the package's tests run two at a
+	// time, beside other packages' test binaries, as they always did);
+	// well under the default timeout that a refusal "at once" must not
+	// run into.
+	t.Parallel()
 	_, conf := webImage()
 	hung := blackhole(t)
 
@@ -216,8 +221,9 @@ var waitingLine = regexp.MustCompile(`level=INFO msg=waiting for="the running im
 // daemon each answer at once: the Docker client leaves its error answers
 // unclosed, which held every slot until the check's deadline.
 func TestGateWaitDocker(t *testing.T) {
+	t.Parallel()
 	rt := testenv.StartRuntimes(t, "", "TestWaitKeepsItsCause (admission) and TestBodyReadToEOF (transport)")
-	t.Setenv("DOCKER_HOST", rt.Docker)
+	env := []string{"DOCKER_HOST=" + rt.Docker} // the run's own
 	files := scenario.Assets("v1", 4)
 	m := writeManifest(t, "http://127.0.0.1:1", files)
 	args := func(dir string, extra ...string) []string {
@@ -249,18 +255,17 @@ func TestGateWaitDocker(t *testing.T) {
 		t.Run(fmt.Sprintf("default timeout, stopped once it says why (terminal %v)", terminal), func(t *testing.T) {
 			dir := t.TempDir()
 			var stderr interface{ String() string }
-			a := app.New()
+			var errw io.Writer
 			var out bytes.Buffer
-			a.Writer = &out
 			if terminal {
 				master, tty := testenv.PTY(t)
-				a.ErrWriter = tty
+				errw = tty
 				var got lockedBuffer
 				go io.Copy(&got, master)
 				stderr = &got
 			} else {
 				var got lockedBuffer
-				a.ErrWriter = &got
+				errw = &got
 				stderr = &got
 			}
 			ctx, stop := context.WithCancel(context.Background())
@@ -268,8 +273,7 @@ func TestGateWaitDocker(t *testing.T) {
 			done := make(chan int, 1)
 			start := time.Now()
 			go func() {
-				err := a.RunContext(ctx, append([]string{"lockstep"}, args(dir)...))
-				done <- app.Exit(err, a.ErrWriter)
+				done <- app.Run(ctx, env, args(dir), &out, errw)
 			}()
 			var line []string
 			for line == nil && time.Since(start) < 20*time.Second {
@@ -302,7 +306,7 @@ func TestGateWaitDocker(t *testing.T) {
 	t.Run("a short timeout: the wait ends before the deadline, naming the cause", func(t *testing.T) {
 		dir := t.TempDir()
 		start := time.Now()
-		code, _, stderr := run(t, args(dir, "--timeout", "6s")...)
+		code, _, stderr := runIn(t, env, args(dir, "--timeout", "6s")...)
 		took := time.Since(start)
 		if code != 3 || took >= 6*time.Second {
 			t.Errorf("exit %d after %s, want 3 before the 6 s deadline:\n%s", code, took, stderr)

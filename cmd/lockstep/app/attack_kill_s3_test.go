@@ -30,10 +30,10 @@ var s3Layout = regexp.MustCompile(`^lockstep/web/(manifests/sha256:[0-9a-f]{64}\
 // manifest reads, the channel names one that reads and verifies; and the
 // next publish works and moves the channel.
 func TestAttackKillPublishS3(t *testing.T) {
-	useRadosgw(t)
-	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	t.Parallel()
+	env := useRadosgw(t)
 	ctx := context.Background()
-	api, err := newS3Client(ctx, nil)
+	api, err := newS3Client(ctx, envMap(env), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestAttackKillPublishS3(t *testing.T) {
 	for round := range rounds {
 		fs := files(next, perChild)
 		next += perChild
-		killedPublish(t, url, fs, time.Duration(300+rand.IntN(250*(round+1)))*time.Millisecond)
+		killedPublish(t, env, url, fs, time.Duration(300+rand.IntN(250*(round+1)))*time.Millisecond)
 		consistent(t, round)
 		if p, err := st.Channel(ctx, "web", "production"); err == nil {
 			published += p.Generation - last // the child's generations follow last
@@ -107,7 +107,7 @@ func TestAttackKillPublishS3(t *testing.T) {
 		// The next publish, as the pipeline retries it.
 		g := next
 		next++
-		if code, out, errs := run(t, "publish", "--allow-unsigned", "--store", url, files(g, 1)[0]); code != 0 {
+		if code, out, errs := runIn(t, env, "publish", "--allow-unsigned", "--store", url, files(g, 1)[0]); code != 0 {
 			t.Fatalf("round %d: the publish after the kill: exit %d\n%s\n%s", round, code, out, errs)
 		}
 		p, err := st.Channel(ctx, "web", "production")

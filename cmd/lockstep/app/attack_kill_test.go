@@ -61,12 +61,12 @@ func manifestFiles(t *testing.T, dir string, from int64, n int) []string {
 }
 
 // killedPublish runs the real CLI publish of files, one after another, to
-// the store in a child process (TestKillHelper), and kills it with
-// SIGKILL after delay.
-func killedPublish(t *testing.T, store string, files []string, delay time.Duration) {
+// the store in a child process (TestKillHelper) whose environment has env
+// too, and kills it with SIGKILL after delay.
+func killedPublish(t *testing.T, env []string, store string, files []string, delay time.Duration) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKillHelper$")
-	cmd.Env = append(os.Environ(), "LOCKSTEP_KILL_HELPER=publish\x1f"+store+"\x1f"+strings.Join(files, "\x1f"))
+	cmd.Env = append(append(os.Environ(), env...), "LOCKSTEP_KILL_HELPER=publish\x1f"+store+"\x1f"+strings.Join(files, "\x1f"))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +96,7 @@ func tempFiles(t *testing.T, dir string) []string {
 // manifest must read. A child stalled inside a write shows the other half:
 // a temporary file whose writer is alive is never swept.
 func TestAttackKillPublish(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	storeDir := filepath.Join(dir, "store")
 	const rounds, perChild = 12, 40
@@ -108,7 +109,7 @@ func TestAttackKillPublish(t *testing.T) {
 	for round := range rounds {
 		fs := files(next, perChild)
 		next += perChild
-		killedPublish(t, storeDir, fs, time.Duration(rand.IntN(40*(round+1)))*time.Millisecond)
+		killedPublish(t, nil, storeDir, fs, time.Duration(rand.IntN(40*(round+1)))*time.Millisecond)
 		leftBehind += len(tempFiles(t, storeDir))
 
 		// The next publish, as the pipeline retries it.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +45,9 @@ type pruneWorld struct {
 	// emptyStore is a store URL that holds nothing; missingStore one
 	// that is not there.
 	emptyStore, missingStore string
+	// env is the environment of the CLI's runs (Run's env): the S3
+	// server's for a radosgw world, nothing for a directory.
+	env []string
 }
 
 func dirPruneWorld(t *testing.T) *pruneWorld {
@@ -85,12 +89,14 @@ func dirPruneWorld(t *testing.T) *pruneWorld {
 	}
 }
 
-var pruneBuckets sync.Map
+// pruneBuckets numbers the buckets of the package's radosgw worlds.
+var pruneBuckets atomic.Int64
 
-// useRadosgw points the CLI's S3 client at the radosgw of
-// LOCKSTEP_TEST_S3_ENDPOINT (scripts/test.sh starts it); without one it
-// skips, or fails under LOCKSTEP_INTEGRATION=1.
-func useRadosgw(t *testing.T) {
+// useRadosgw is the environment of a run (Run's env; runIn) whose S3
+// client reaches the radosgw of LOCKSTEP_TEST_S3_ENDPOINT (scripts/test.sh
+// starts it) with its keys; the process's environment is not touched.
+// Without one it skips, or fails under LOCKSTEP_INTEGRATION=1.
+func useRadosgw(t *testing.T) []string {
 	ep := os.Getenv("LOCKSTEP_TEST_S3_ENDPOINT")
 	if ep == "" {
 		if os.Getenv("LOCKSTEP_INTEGRATION") == "1" {
@@ -98,23 +104,19 @@ func useRadosgw(t *testing.T) {
 		}
 		t.Skip("no S3 server: set LOCKSTEP_TEST_S3_ENDPOINT")
 	}
-	t.Setenv("AWS_ENDPOINT_URL_S3", ep)
-	t.Setenv("AWS_ACCESS_KEY_ID", os.Getenv("LOCKSTEP_TEST_S3_ACCESS_KEY"))
-	t.Setenv("AWS_SECRET_ACCESS_KEY", os.Getenv("LOCKSTEP_TEST_S3_SECRET_KEY"))
-	t.Setenv("AWS_REGION", "")
+	return s3RunEnv(ep, os.Getenv("LOCKSTEP_TEST_S3_ACCESS_KEY"), os.Getenv("LOCKSTEP_TEST_S3_SECRET_KEY"))
 }
 
-func radosgwPruneWorld(t *testing.T) *pruneWorld {
-	useRadosgw(t)
+// radosgwPruneWorld is a world in a new bucket of radosgw (useRadosgw),
+// whose runs and the test's own client have the environment extra too.
+func radosgwPruneWorld(t *testing.T, extra ...string) *pruneWorld {
+	env := append(useRadosgw(t), extra...)
 	ctx := context.Background()
-	api, err := newS3Client(ctx, nil)
+	api, err := newS3Client(ctx, envMap(env), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	pruneBuckets.Range(func(any, any) bool { n++; return true })
-	bucket := fmt.Sprintf("lockstep-prune-%d-%d-%d", os.Getpid(), n, time.Now().UnixNano()%1e6)
-	pruneBuckets.Store(bucket, true)
+	bucket := fmt.Sprintf("lockstep-prune-%d-%d-%d", os.Getpid(), pruneBuckets.Add(1), time.Now().UnixNano()%1e6)
 	if _, err := api.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
 		t.Fatalf("creating bucket: %v", err)
 	}
@@ -151,6 +153,7 @@ func radosgwPruneWorld(t *testing.T) *pruneWorld {
 		raw:          func(t *testing.T, rel string, data []byte) { putObj(t, "store/"+rel, data) },
 		emptyStore:   "s3://" + bucket + "/empty",
 		missingStore: "s3://" + bucket + "-none/store",
+		env:          env,
 	}
 }
 
@@ -242,6 +245,7 @@ func manifestRel(s *manifest.Signed) string {
 }
 
 func TestAttackPrune(t *testing.T) {
+	t.Parallel()
 	type env struct {
 		w  *pruneWorld
 		ms map[string]*manifest.Signed
@@ -326,17 +330,17 @@ func TestAttackPrune(t *testing.T) {
 	} {
 		for _, target := range []string{"dir", "radosgw"} {
 			t.Run(target+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
 				var w *pruneWorld
 				if target == "dir" {
 					w = dirPruneWorld(t)
 				} else {
-					t.Setenv("AWS_MAX_ATTEMPTS", "1")
 					w = radosgwPruneWorld(t)
 				}
 				e := &env{w: w, ms: w.fixture(t)}
 				args := tc.args(t, e)
 				before := w.keys(t)
-				code, out, errs := run(t, args...)
+				code, out, errs := runIn(t, w.env, args...)
 				if code != tc.code || !strings.Contains(out+errs, tc.want) {
 					t.Errorf("%q: exit %d, want %d saying %q\nstdout %s\nstderr %s", args, code, tc.code, tc.want, out, errs)
 				}
@@ -361,8 +365,10 @@ func TestAttackPrune(t *testing.T) {
 // that deleted an asset a manifest stored in its last window lists must
 // say so (exit 1, naming it), and is then repaired by uploading again.
 func TestAttackPruneRace(t *testing.T) {
+	t.Parallel()
 	for _, target := range []string{"dir", "radosgw"} {
 		t.Run(target, func(t *testing.T) {
+			t.Parallel()
 			var w *pruneWorld
 			if target == "dir" {
 				w = dirPruneWorld(t)
@@ -399,7 +405,7 @@ func TestAttackPruneRace(t *testing.T) {
 				default:
 				}
 				for _, rel := range []string{"web", "api"} {
-					code, out, errs := run(t, "cdn", "prune", "--store", w.storeURL, "--origin", w.originURL, "--release", rel, "--keep", "1", "--older-than", "2s", "--yes")
+					code, out, errs := runIn(t, w.env, "cdn", "prune", "--store", w.storeURL, "--origin", w.originURL, "--release", rel, "--keep", "1", "--older-than", "2s", "--yes")
 					deleted += strings.Count("\n"+out, "\ndeleted ")
 					switch {
 					case code == ExitOK:

@@ -49,6 +49,7 @@ func tree(t *testing.T, root string) map[string]string {
 
 // TestStoreFileModes: a manifest and its sidecars get the same mode.
 func TestStoreFileModes(t *testing.T) {
+	t.Parallel()
 	e := newAttackEnv(t)
 	base := strings.TrimSuffix(e.manifestFile(1), ".json")
 	var modes []string

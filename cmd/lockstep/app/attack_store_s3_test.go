@@ -113,22 +113,24 @@ func s3Attacks() []s3Attack {
 }
 
 func TestAttackStoreS3(t *testing.T) {
-	targets := map[string]func(t *testing.T) string{
-		"gofakes3": func(t *testing.T) string {
-			FakeS3(t, "releases")
-			return "releases"
+	t.Parallel()
+	// A target is a bucket ("": one to create) and the environment of the
+	// runs that reach it.
+	targets := map[string]func(t *testing.T) (string, []string){
+		"gofakes3": func(t *testing.T) (string, []string) {
+			_, _, env := FakeS3(t, "releases")
+			return "releases", env
 		},
-		"radosgw": func(t *testing.T) string {
-			useRadosgw(t)
-			return ""
+		"radosgw": func(t *testing.T) (string, []string) {
+			return "", useRadosgw(t)
 		},
 	}
 	for _, target := range []string{"gofakes3", "radosgw"} {
 		for i, tc := range s3Attacks() {
 			t.Run(target+"/"+tc.name, func(t *testing.T) {
-				t.Setenv("AWS_MAX_ATTEMPTS", "1")
-				bucket := targets[target](t)
-				api, err := newS3Client(context.Background(), nil)
+				t.Parallel()
+				bucket, env := targets[target](t)
+				api, err := newS3Client(context.Background(), envMap(env), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -141,13 +143,13 @@ func TestAttackStoreS3(t *testing.T) {
 				a := &s3AttackEnv{api: api, bucket: bucket, url: "s3://" + bucket + "/lockstep", dir: t.TempDir()}
 				a.ms = storeTestManifests(t, a.dir, 3)
 				for g := 1; g <= 3; g++ {
-					if code, out, errs := run(t, "publish", "--allow-unsigned", "--store", a.url, filepath.Join(a.dir, fmt.Sprintf("g%d.json", g))); code != 0 {
+					if code, out, errs := runIn(t, env, "publish", "--allow-unsigned", "--store", a.url, filepath.Join(a.dir, fmt.Sprintf("g%d.json", g))); code != 0 {
 						t.Fatalf("publish g%d: exit %d\n%s\n%s", g, code, out, errs)
 					}
 				}
 				args := tc.args(t, a)
 				before := a.objects(t)
-				code, out, errs := run(t, args...)
+				code, out, errs := runIn(t, env, args...)
 				if code != tc.code || !strings.Contains(strings.ToLower(out+errs), tc.want) {
 					t.Errorf("%q: exit %d, want %d saying %q\n%s\n%s", args, code, tc.code, tc.want, out, errs)
 				}

@@ -26,11 +26,12 @@ import (
 // attackEnv is one case's world: a directory store at dir/store holding
 // release web, generations 1 to 3 published on production, the manifest
 // files beside it (dir/gN.json), and a counting S3 endpoint that no case
-// may reach.
+// may reach, which env (the environment of the case's runs) names.
 type attackEnv struct {
 	dir, store, url string
 	ms              []*manifest.Signed
 	s3Requests      *atomic.Int64
+	env             []string
 }
 
 func (e *attackEnv) m(g int) string { return filepath.Join(e.dir, fmt.Sprintf("g%d.json", g)) }
@@ -116,16 +117,13 @@ func newAttackEnv(t *testing.T) *attackEnv {
 		http.Error(w, "no case may reach S3", http.StatusForbidden)
 	}))
 	t.Cleanup(s3.Close)
-	t.Setenv("AWS_ENDPOINT_URL_S3", s3.URL)
-	t.Setenv("AWS_ACCESS_KEY_ID", "AK")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "SK")
-	t.Setenv("AWS_MAX_ATTEMPTS", "1")
-	e := &attackEnv{dir: dir, store: filepath.Join(dir, "store"), ms: storeTestManifests(t, dir, 3), s3Requests: &n}
+	e := &attackEnv{dir: dir, store: filepath.Join(dir, "store"), ms: storeTestManifests(t, dir, 3), s3Requests: &n,
+		env: s3RunEnv(s3.URL, "AK", "SK")}
 	// A plain path: t.TempDir's name holds the case's, and a '%' or '#'
 	// in it is refused in a file:// URL.
 	e.url = e.store
 	for g := 1; g <= 3; g++ {
-		if code, out, errs := run(t, "publish", "--allow-unsigned", "--store", e.url, e.m(g)); code != 0 {
+		if code, out, errs := runIn(t, e.env, "publish", "--allow-unsigned", "--store", e.url, e.m(g)); code != 0 {
 			t.Fatalf("publish g%d: exit %d\n%s\n%s", g, code, out, errs)
 		}
 	}
@@ -339,7 +337,7 @@ func storeAttacks() []storeAttack {
 		}, ExitUnverified, "over the maximum", nil},
 		storeAttack{"class 8/rollback: the channel is at 2^53-1", func(t *testing.T, e *attackEnv) []string {
 			p := e.variant(t, 3, `"generation": 3`, `"generation": `+max)
-			if code, out, errs := run(t, "publish", "--allow-unsigned", "--store", e.url, p); code != 0 {
+			if code, out, errs := runIn(t, e.env, "publish", "--allow-unsigned", "--store", e.url, p); code != 0 {
 				t.Fatalf("publish generation %s: exit %d\n%s\n%s", max, code, out, errs)
 			}
 			return []string{"rollback", "--allow-unsigned", "--store", e.url, "--release", "web", "--to", "1"}
@@ -413,17 +411,19 @@ func storeAttacks() []storeAttack {
 }
 
 func TestAttackStore(t *testing.T) {
+	t.Parallel()
 	cases := storeAttacks()
 	if len(cases) < 50 {
 		t.Fatalf("%d cases, want at least 50", len(cases))
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newAttackEnv(t)
 			args := tc.args(t, e)
 			before := tree(t, e.store)
 			start := time.Now()
-			code, out, errs := run(t, args...)
+			code, out, errs := runIn(t, e.env, args...)
 			took := time.Since(start)
 			if code != tc.code {
 				t.Errorf("%q: exit %d, want %d\n%s\n%s", args, code, tc.code, out, errs)
@@ -458,8 +458,11 @@ func TestAttackStore(t *testing.T) {
 		})
 	}
 	// A relative file:// URL is refused before a directory named after
-	// its host part is made where the command runs.
-	if _, err := os.Lstat("store"); !os.IsNotExist(err) {
-		t.Errorf("a case created ./store")
-	}
+	// its host part is made where the command runs: looked at once every
+	// (parallel) case has run.
+	t.Cleanup(func() {
+		if _, err := os.Lstat("store"); !os.IsNotExist(err) {
+			t.Errorf("a case created ./store")
+		}
+	})
 }

@@ -24,14 +24,15 @@ import (
 // manifest (with its .sig and .sigstore.json) at the path, then runs the
 // real CLI, and asserts the exit code and the sidecars left beside it.
 func TestAttackWriter(t *testing.T) {
+	t.Parallel()
 	reg := memregistry.Start()
 	defer reg.Close()
 	if _, err := memregistry.PushImage(reg.Ref("store/web:v1"), 128); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("COSIGN_PASSWORD", sigtest.CosignPassword)
+	pw := []string{"COSIGN_PASSWORD=" + sigtest.CosignPassword}
 	keys := filepath.Join(t.TempDir(), "k")
-	if _, errs, code := lockstepRun(t, "", "keygen", "--output-key-prefix", keys); code != 0 {
+	if _, errs, code := lockstepRunIn(t, pw, "keygen", "--output-key-prefix", keys); code != 0 {
 		t.Fatalf("keygen: %s", errs)
 	}
 	storeDir := t.TempDir()
@@ -74,7 +75,7 @@ func TestAttackWriter(t *testing.T) {
 				}
 			}
 			args := tc.args(p)
-			out, errs, code := lockstepRun(t, "", args...)
+			out, errs, code := lockstepRunIn(t, pw, args...)
 			if code != 0 {
 				t.Fatalf("%q: exit %d\n%s\n%s", args, code, out, errs)
 			}
@@ -98,7 +99,7 @@ func TestAttackWriter(t *testing.T) {
 				}
 			}
 			if tc.sig {
-				if _, errs, code := lockstepRun(t, "", "manifest", "verify", "--key", keys+".pub", p); code != 0 {
+				if _, errs, code := lockstepRunIn(t, pw, "manifest", "verify", "--key", keys+".pub", p); code != 0 {
 					t.Errorf("the new manifest does not verify with its new signature: %s", errs)
 				}
 			}
@@ -112,7 +113,7 @@ func TestAttackWriter(t *testing.T) {
 		m := storetest.Manifest(t, "web", 3, "")
 		os.WriteFile(p, m.Raw, 0o644)
 		os.WriteFile(p+".sigstore.json", []byte(`{"same":"bytes"}`), 0o644)
-		if _, errs, code := lockstepRun(t, "", "sign", "--key", keys+".key", p); code != 0 {
+		if _, errs, code := lockstepRunIn(t, pw, "sign", "--key", keys+".key", p); code != 0 {
 			t.Fatalf("sign: %s", errs)
 		}
 		if raw, _ := os.ReadFile(p); !bytes.Equal(raw, m.Raw) {

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/lockstep-dev/lockstep/internal/transport"
@@ -84,12 +85,19 @@ func holdsCertificate(data []byte) bool {
 
 // awsConfig is the one AWS configuration: the SDK's own (AWS_REGION, the
 // credential chain, AWS_ENDPOINT_URL*, AWS_CA_BUNDLE or ca_bundle), with
+// the AWS variables of the run's own environment env (Run's env; see
+// awsEnvOptions) given to the SDK explicitly, ahead of opts, and with
 // every request sent on client and retried under its policy. A nil client
 // is one of its own, with the default policy, that trusts the SDK's CA
 // bundle. When AWS_CA_BUNDLE is set the SDK refuses a custom HTTP client at
 // load time (it wants to add the bundle itself), so client is set after
 // loading: a given client must already trust the bundle (awsCABundle).
-func awsConfig(ctx context.Context, client *transport.Client, opts ...func(*awsconfig.LoadOptions) error) (aws.Config, error) {
+func awsConfig(ctx context.Context, env map[string]string, client *transport.Client, opts ...func(*awsconfig.LoadOptions) error) (aws.Config, error) {
+	scoped, err := awsEnvOptions(env)
+	if err != nil {
+		return aws.Config{}, err
+	}
+	opts = append(scoped, opts...)
 	policy := transport.DefaultPolicy()
 	if client != nil {
 		policy = client.Policy()
@@ -117,18 +125,56 @@ func awsConfig(ctx context.Context, client *transport.Client, opts ...func(*awsc
 	return cfg, nil
 }
 
+// awsEnv are the AWS SDK's variables a run can take from its own
+// environment (Run's env; scopedEnv). AWS_MAX_ATTEMPTS is not one: the SDK
+// ignores it, from anywhere, when a retryer is configured, and awsConfig
+// always configures the transport policy's.
+var awsEnv = []string{
+	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
+	"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
+}
+
+// awsEnvOptions are the load options that give the SDK the AWS variables
+// of the run's own environment env, which it would otherwise read from the
+// process's: AWS_REGION, AWS_ACCESS_KEY_ID with AWS_SECRET_ACCESS_KEY (and
+// AWS_SESSION_TOKEN) as static credentials, AWS_ENDPOINT_URL as the base
+// endpoint. AWS_ENDPOINT_URL_S3 is the S3 client's (newS3Client). A
+// variable env does not hold, or holds empty (as the SDK reads an empty
+// one), is the SDK's to find as before. A key ID without its secret (or
+// the reverse) is a usage error.
+func awsEnvOptions(env map[string]string) ([]func(*awsconfig.LoadOptions) error, error) {
+	var opts []func(*awsconfig.LoadOptions) error
+	if r := env["AWS_REGION"]; r != "" {
+		opts = append(opts, awsconfig.WithRegion(r))
+	}
+	id, secret := env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"]
+	switch {
+	case id != "" && secret != "":
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(id, secret, env["AWS_SESSION_TOKEN"])))
+	case id != "" || secret != "" || env["AWS_SESSION_TOKEN"] != "":
+		return nil, usage(fmt.Errorf("the run's environment: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together (and AWS_SESSION_TOKEN with them)"))
+	}
+	if ep := env["AWS_ENDPOINT_URL"]; ep != "" {
+		opts = append(opts, awsconfig.WithBaseEndpoint(ep))
+	}
+	return opts, nil
+}
+
 // newS3Client is the one place the real S3 client is built: on the AWS
-// configuration the SDK's own lookups (region, credentials) load with
-// their own client, its requests sent on tc when given.
-func newS3Client(ctx context.Context, tc *transport.Client) (*s3.Client, error) {
-	cfg, err := awsConfig(ctx, nil)
+// configuration (awsConfig, with the run's own environment env) the SDK's
+// own lookups (region, credentials) load with their own client, its
+// requests sent on tc when given. env's AWS_ENDPOINT_URL_S3, when set, is
+// the S3 endpoint, as the process's is the SDK's.
+func newS3Client(ctx context.Context, env map[string]string, tc *transport.Client) (*s3.Client, error) {
+	cfg, err := awsConfig(ctx, env, nil)
 	if err != nil {
 		return nil, err
 	}
 	if tc != nil {
 		cfg.HTTPClient = &http.Client{Transport: tc.Transport()}
 	}
-	custom := os.Getenv("AWS_ENDPOINT_URL_S3") != "" || os.Getenv("AWS_ENDPOINT_URL") != "" || cfg.BaseEndpoint != nil
+	endpoint := env["AWS_ENDPOINT_URL_S3"]
+	custom := endpoint != "" || os.Getenv("AWS_ENDPOINT_URL_S3") != "" || os.Getenv("AWS_ENDPOINT_URL") != "" || cfg.BaseEndpoint != nil
 	pathStyle := custom
 	if v := os.Getenv("LOCKSTEP_S3_PATH_STYLE"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -141,5 +187,10 @@ func newS3Client(ctx context.Context, tc *transport.Client) (*s3.Client, error) 
 		// S3-compatible servers ignore the region, but the SDK signs with one.
 		cfg.Region = "us-east-1"
 	}
-	return s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = pathStyle }), nil
+	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.UsePathStyle = pathStyle
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	}), nil
 }

@@ -236,7 +236,7 @@ func discoverOptions(ctx context.Context, c flagValues, inv *invocation, specs [
 	if err != nil {
 		return o, err
 	}
-	cfg, err := awsConfig(ctx, inv.client(transport.DefaultPolicy(), clientOptions{Bundle: bundle}), opts...)
+	cfg, err := awsConfig(ctx, inv.env, inv.client(transport.DefaultPolicy(), clientOptions{Bundle: bundle}), opts...)
 	if err != nil {
 		return o, err
 	}

@@ -169,7 +169,7 @@ func (inv *invocation) openStore(ctx context.Context, url string, client *transp
 		return nil, usage(err)
 	}
 	if u.Scheme == "s3" {
-		api, err := newS3Client(ctx, client)
+		api, err := newS3Client(ctx, inv.env, client)
 		if err != nil {
 			return nil, err
 		}
@@ -193,7 +193,7 @@ func (inv *invocation) openOrigin(ctx context.Context, url, storeURL string) (pr
 		return nil, usage(fmt.Errorf("--origin %s overlaps --store %s: the store's files are not assets", u, su))
 	}
 	if u.Scheme == "s3" {
-		api, err := newS3Client(ctx, nil)
+		api, err := newS3Client(ctx, inv.env, nil)
 		if err != nil {
 			return nil, err
 		}

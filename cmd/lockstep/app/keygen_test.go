@@ -17,10 +17,12 @@ func unsetPassword(t *testing.T) {
 	os.Unsetenv("COSIGN_PASSWORD")
 }
 
-func TestKeygen(t *testing.T) {
+// TestKeygenWithoutPassword: with COSIGN_PASSWORD unset (in the process:
+// this test is serial), keygen and sign refuse, naming it, and write
+// nothing.
+func TestKeygenWithoutPassword(t *testing.T) {
 	dir := t.TempDir()
 	prefix := filepath.Join(dir, "release")
-
 	unsetPassword(t)
 	_, stderr, code := lockstepRun(t, "", "keygen", "--output-key-prefix", prefix)
 	if code != ExitInvalid || !strings.Contains(stderr, "COSIGN_PASSWORD is not set") {
@@ -29,9 +31,27 @@ func TestKeygen(t *testing.T) {
 	if _, err := os.Stat(prefix + ".key"); !os.IsNotExist(err) {
 		t.Errorf("a refused keygen wrote a key (%v)", err)
 	}
+	priv, _ := keyPair(t, dir, "cosign")
+	m := writeManifest(t, dir)
+	if _, stderr, code := lockstepRun(t, "", "sign", "--key", priv, m); code != ExitInvalid || !strings.Contains(stderr, "COSIGN_PASSWORD is not set") {
+		t.Errorf("sign with COSIGN_PASSWORD unset: exit %d, want 2 naming it\n%s", code, stderr)
+	}
+	if _, err := os.Stat(m + ".sig"); !os.IsNotExist(err) {
+		t.Errorf("a sign without a password wrote %s.sig (%v)", m, err)
+	}
+}
 
-	t.Setenv("COSIGN_PASSWORD", sigtest.CosignPassword)
-	stdout, stderr, code := lockstepRun(t, "", "keygen", "--output-key-prefix", prefix)
+// TestKeygen: keygen writes cosign's encrypted key pair with the run's
+// COSIGN_PASSWORD, never over an existing one; lockstep signs and
+// verifies with it; a wrong password is named. (Without a password:
+// TestKeygenWithoutPassword.)
+func TestKeygen(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "release")
+	pw := []string{"COSIGN_PASSWORD=" + sigtest.CosignPassword}
+
+	stdout, stderr, code := lockstepRunIn(t, pw, "keygen", "--output-key-prefix", prefix)
 	if code != 0 || stdout != prefix+".key\n"+prefix+".pub\n" {
 		t.Fatalf("keygen: exit %d, stdout %q\n%s", code, stdout, stderr)
 	}
@@ -43,7 +63,7 @@ func TestKeygen(t *testing.T) {
 	if !bytes.Contains(before, []byte("ENCRYPTED SIGSTORE PRIVATE KEY")) {
 		t.Errorf("the private key is not cosign's encrypted format:\n%s", before)
 	}
-	if _, stderr, code := lockstepRun(t, "", "keygen", "--output-key-prefix", prefix); code != ExitInvalid || !strings.Contains(stderr, "exists") {
+	if _, stderr, code := lockstepRunIn(t, pw, "keygen", "--output-key-prefix", prefix); code != ExitInvalid || !strings.Contains(stderr, "exists") {
 		t.Errorf("keygen over an existing pair: exit %d, want 2\n%s", code, stderr)
 	}
 	if after, _ := os.ReadFile(prefix + ".key"); !bytes.Equal(before, after) {
@@ -53,19 +73,14 @@ func TestKeygen(t *testing.T) {
 	// lockstep signs and verifies with it; a wrong or missing password is
 	// named.
 	m := writeManifest(t, dir)
-	if _, stderr, code := lockstepRun(t, "", "sign", "--key", prefix+".key", m); code != 0 {
+	if _, stderr, code := lockstepRunIn(t, pw, "sign", "--key", prefix+".key", m); code != 0 {
 		t.Fatalf("sign with the keygen key: exit %d\n%s", code, stderr)
 	}
-	if _, stderr, code := lockstepRun(t, "", "manifest", "verify", "--key", prefix+".pub", m); code != 0 {
+	if _, stderr, code := lockstepRunIn(t, nil, "manifest", "verify", "--key", prefix+".pub", m); code != 0 {
 		t.Errorf("verify with the keygen key: exit %d\n%s", code, stderr)
 	}
-	unsetPassword(t)
-	if _, stderr, code := lockstepRun(t, "", "sign", "--key", prefix+".key", m); code != ExitInvalid || !strings.Contains(stderr, "COSIGN_PASSWORD is not set") {
-		t.Errorf("sign with COSIGN_PASSWORD unset: exit %d, want 2 naming it\n%s", code, stderr)
-	}
 	os.Remove(m + ".sig")
-	t.Setenv("COSIGN_PASSWORD", "not-"+sigtest.CosignPassword)
-	if _, stderr, code := lockstepRun(t, "", "sign", "--key", prefix+".key", m); code != ExitInvalid || !strings.Contains(stderr, "is COSIGN_PASSWORD the key's password?") {
+	if _, stderr, code := lockstepRunIn(t, []string{"COSIGN_PASSWORD=not-" + sigtest.CosignPassword}, "sign", "--key", prefix+".key", m); code != ExitInvalid || !strings.Contains(stderr, "is COSIGN_PASSWORD the key's password?") {
 		t.Errorf("sign with a wrong COSIGN_PASSWORD: exit %d, want 2 naming it\n%s", code, stderr)
 	}
 	if _, err := os.Stat(m + ".sig"); !os.IsNotExist(err) {
@@ -77,27 +92,29 @@ func TestKeygen(t *testing.T) {
 // cosign signs with lockstep's key pair and lockstep verifies, and
 // lockstep signs with cosign's key pair and cosign verifies.
 func TestKeygenCosignInterop(t *testing.T) {
+	t.Parallel()
 	cosign := sigtest.RequireCosign(t)
-	t.Setenv("COSIGN_PASSWORD", sigtest.CosignPassword)
+	// cosign's children get the password from sigtest.
+	pw := []string{"COSIGN_PASSWORD=" + sigtest.CosignPassword}
 
 	ours := t.TempDir()
-	if _, stderr, code := lockstepRun(t, "", "keygen", "--output-key-prefix", filepath.Join(ours, "cosign")); code != 0 {
+	if _, stderr, code := lockstepRunIn(t, pw, "keygen", "--output-key-prefix", filepath.Join(ours, "cosign")); code != 0 {
 		t.Fatalf("keygen: exit %d\n%s", code, stderr)
 	}
 	m := writeManifest(t, ours)
 	cosign.MustRun(t, ours, "sign-blob", "--key", "cosign.key", "--tlog-upload=false", "--output-signature", "release.json.sig", "-y", m)
-	if _, stderr, code := lockstepRun(t, "", "manifest", "verify", "--key", filepath.Join(ours, "cosign.pub"), m); code != 0 {
+	if _, stderr, code := lockstepRunIn(t, pw, "manifest", "verify", "--key", filepath.Join(ours, "cosign.pub"), m); code != 0 {
 		t.Errorf("lockstep verify of cosign's signature with lockstep's key pair: exit %d\n%s", code, stderr)
 	}
 	os.WriteFile(m, append(mustRead(t, m), '\n'), 0o644)
-	if _, _, code := lockstepRun(t, "", "manifest", "verify", "--key", filepath.Join(ours, "cosign.pub"), m); code != ExitMismatch {
+	if _, _, code := lockstepRunIn(t, pw, "manifest", "verify", "--key", filepath.Join(ours, "cosign.pub"), m); code != ExitMismatch {
 		t.Errorf("lockstep verify over other bytes: exit %d, want 1", code)
 	}
 
 	theirs := t.TempDir()
 	priv, pub := cosign.GenerateKeyPair(t, theirs)
 	m = writeManifest(t, theirs)
-	if _, stderr, code := lockstepRun(t, "", "sign", "--key", priv, m); code != 0 {
+	if _, stderr, code := lockstepRunIn(t, pw, "sign", "--key", priv, m); code != 0 {
 		t.Fatalf("lockstep sign with cosign's key pair: exit %d\n%s", code, stderr)
 	}
 	cosign.MustRun(t, theirs, "verify-blob", "--key", pub, "--signature", m+".sig", "--insecure-ignore-tlog", m)

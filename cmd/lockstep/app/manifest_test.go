@@ -26,6 +26,14 @@ func lockstepRun(t *testing.T, stdin string, args ...string) (string, string, in
 	return out.String(), errOut.String(), code
 }
 
+// lockstepRunIn is lockstepRun, with nothing on stdin, with env
+// ("NAME=value") as the run's own environment (runIn).
+func lockstepRunIn(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	code, out, errs := runIn(t, env, args...)
+	return out, errs, code
+}
+
 func TestManifestGolden(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -15,6 +15,7 @@ import (
 // The pipeline as a user runs it: record and sign, publish, roll back
 // signed, and fetch the current manifest from the store, verified.
 func TestRollbackSignedAndManifestGet(t *testing.T) {
+	t.Parallel()
 	w := newRecordWire(t)
 	dir := t.TempDir()
 	priv, pub := keyPair(t, dir, "cosign")
@@ -22,17 +23,17 @@ func TestRollbackSignedAndManifestGet(t *testing.T) {
 	url := "file://" + filepath.Join(dir, "store")
 	for _, g := range []string{"1", "2"} {
 		out := filepath.Join(dir, "g"+g+".json")
-		if _, stderr, code := lockstepRun(t, "", w.args("--generation", g, "--sign-key", priv, "--output", out)...); code != 0 {
+		if _, stderr, code := lockstepRunIn(t, keyEnv, w.args("--generation", g, "--sign-key", priv, "--output", out)...); code != 0 {
 			t.Fatalf("record g%s: exit %d\n%s", g, code, stderr)
 		}
-		if _, stderr, code := lockstepRun(t, "", "publish", "--store", url, out); code != 0 {
+		if _, stderr, code := lockstepRunIn(t, keyEnv, "publish", "--store", url, out); code != 0 {
 			t.Fatalf("publish of a signed manifest g%s: exit %d\n%s", g, code, stderr)
 		}
 	}
 
 	// The incident: back to generation 1, signed, as generation 3.
 	rb := filepath.Join(dir, "rollback.json")
-	stdout, stderr, code := lockstepRun(t, "", "rollback", "--store", url, "--release", "store-web", "--to", "1",
+	stdout, stderr, code := lockstepRunIn(t, keyEnv, "rollback", "--store", url, "--release", "store-web", "--to", "1",
 		"--sign-key", priv, "--output", rb, "--format", "json")
 	if code != 0 {
 		t.Fatalf("rollback --sign-key: exit %d\n%s", code, stderr)
@@ -44,14 +45,14 @@ func TestRollbackSignedAndManifestGet(t *testing.T) {
 	if strings.Contains(stderr, "unsigned") {
 		t.Errorf("a signed rollback warns that it is unsigned:\n%s", stderr)
 	}
-	if _, stderr, code := lockstepRun(t, "", "manifest", "verify", "--key", pub, rb); code != 0 {
+	if _, stderr, code := lockstepRunIn(t, keyEnv, "manifest", "verify", "--key", pub, rb); code != 0 {
 		t.Errorf("manifest verify of rollback --output: exit %d\n%s", code, stderr)
 	}
 
 	// manifest get writes what the channel names, with its signature,
 	// verified; a consumer's verify then passes on the written files.
 	got := filepath.Join(dir, "current.json")
-	stdout, stderr, code = lockstepRun(t, "", "manifest", "get", "--store", url, "--release", "store-web", "--key", pub, "--output", got)
+	stdout, stderr, code = lockstepRunIn(t, keyEnv, "manifest", "get", "--store", url, "--release", "store-web", "--key", pub, "--output", got)
 	if code != 0 || strings.TrimSpace(stdout) != res.Digest.String() {
 		t.Fatalf("manifest get: exit %d, stdout %q, want %s\n%s", code, stdout, res.Digest, stderr)
 	}
@@ -62,17 +63,17 @@ func TestRollbackSignedAndManifestGet(t *testing.T) {
 	if _, err := os.Stat(got + manifest.SignatureSuffix); err != nil {
 		t.Errorf("manifest get wrote no signature: %v", err)
 	}
-	if _, stderr, code := lockstepRun(t, "", "manifest", "verify", "--key", pub, got); code != 0 {
+	if _, stderr, code := lockstepRunIn(t, keyEnv, "manifest", "verify", "--key", pub, got); code != 0 {
 		t.Errorf("manifest verify of what manifest get wrote: exit %d\n%s", code, stderr)
 	}
 	// To stdout: the exact bytes.
-	stdout, _, code = lockstepRun(t, "", "manifest", "get", "--store", url, "--release", "store-web", "--key", pub)
+	stdout, _, code = lockstepRunIn(t, keyEnv, "manifest", "get", "--store", url, "--release", "store-web", "--key", pub)
 	if b, _ := os.ReadFile(got); code != 0 || stdout != string(b) {
 		t.Errorf("manifest get to stdout: exit %d, %d bytes, want the %d written", code, len(stdout), len(b))
 	}
 	// Another signer: refused (1), nothing written.
 	other := filepath.Join(dir, "other.json")
-	if _, stderr, code := lockstepRun(t, "", "manifest", "get", "--store", url, "--release", "store-web", "--key", otherPub, "--output", other); code != ExitMismatch {
+	if _, stderr, code := lockstepRunIn(t, keyEnv, "manifest", "get", "--store", url, "--release", "store-web", "--key", otherPub, "--output", other); code != ExitMismatch {
 		t.Errorf("manifest get with another key: exit %d, want 1\n%s", code, stderr)
 	}
 	if _, err := os.Stat(other); !os.IsNotExist(err) {
@@ -85,17 +86,17 @@ func TestRollbackSignedAndManifestGet(t *testing.T) {
 		"sign-key+kl":   {"rollback", "--store", url, "--release", "store-web", "--to", "1", "--sign-key", priv, "--keyless"},
 		"a missing key": {"rollback", "--store", url, "--release", "store-web", "--to", "1", "--sign-key", filepath.Join(dir, "nope.key")},
 	} {
-		if _, stderr, code := lockstepRun(t, "", args...); code != ExitInvalid {
+		if _, stderr, code := lockstepRunIn(t, keyEnv, args...); code != ExitInvalid {
 			t.Errorf("%s: exit %d, want 2\n%s", name, code, stderr)
 		}
 	}
 	// A release the store does not hold: exit 3, as in every command
 	// that reads a channel (TestMissingRelease), naming what it holds.
-	if _, stderr, code := lockstepRun(t, "", "manifest", "get", "--store", url, "--release", "store-api", "--key", pub); code != ExitUnverified || !strings.Contains(stderr, "which holds store-web") {
+	if _, stderr, code := lockstepRunIn(t, keyEnv, "manifest", "get", "--store", url, "--release", "store-api", "--key", pub); code != ExitUnverified || !strings.Contains(stderr, "which holds store-web") {
 		t.Errorf("no such release: exit %d, want 3 naming store-web\n%s", code, stderr)
 	}
 	// Nothing of the refused rollbacks moved the channel.
-	if stdout, _, _ := lockstepRun(t, "", "status", "--store", url, "--release", "store-web"); !strings.Contains(stdout, "generation  3") || !strings.Contains(stdout, "signed      yes") {
+	if stdout, _, _ := lockstepRunIn(t, keyEnv, "status", "--store", url, "--release", "store-web"); !strings.Contains(stdout, "generation  3") || !strings.Contains(stdout, "signed      yes") {
 		t.Errorf("status after the refused rollbacks:\n%s", stdout)
 	}
 }

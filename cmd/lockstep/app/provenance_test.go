@@ -20,9 +20,9 @@ import (
 // written); no source or no builder is a usage error (exit 2); a manifest
 // that embeds nothing is refused at the gate (provenance).
 func TestRecordAdmitProvenance(t *testing.T) {
-	for _, k := range []string{"GITHUB_REPOSITORY", "GITHUB_SHA", "GITHUB_REF", "GITHUB_RUN_ID", "GITHUB_SERVER_URL"} {
-		t.Setenv(k, "")
-	}
+	t.Parallel()
+	// Outside GitHub Actions, whatever the process's environment holds.
+	env := noGitHub()
 	const repo, commit = "https://github.com/acme/store", "0123456789abcdef0123456789abcdef01234567"
 	r := sigtest.NewRelease(t, nil)
 	builder := sigtest.Key(t)
@@ -36,7 +36,7 @@ func TestRecordAdmitProvenance(t *testing.T) {
 	}
 	record := func(out string, more ...string) (int, string) {
 		args := append([]string{"record", "--release", "store-web", "--generation", "3", "--image", "web=" + r.Index.String(), "-o", out}, more...)
-		code, _, errOut := run(t, args...)
+		code, _, errOut := runIn(t, env, args...)
 		return code, errOut
 	}
 	source := []string{"--source-repository", repo, "--source-commit", commit}
@@ -87,7 +87,7 @@ func TestRecordAdmitProvenance(t *testing.T) {
 		args := append([]string{"admit", "--manifest", path, "--release", "store-web", "--insecure-allow-unsigned", "--image", "web",
 			"--running", "digest:" + r.Platforms["linux/amd64"].DigestStr(), "--platform", "linux/amd64",
 			"--state-dir", t.TempDir(), "--timeout", "10s", "--format", "json"}, more...)
-		code, out, errOut := run(t, args...)
+		code, out, errOut := runIn(t, env, args...)
 		var d admission.Decision
 		if err := json.Unmarshal([]byte(out), &d); err != nil {
 			t.Fatalf("the decision does not parse: %v\n%s\n%s", err, out, errOut)
@@ -110,7 +110,7 @@ func TestRecordAdmitProvenance(t *testing.T) {
 			t.Errorf("admit --require-provenance, %s: exit %d, want 1 with a provenance finding\n%s", tc.name, code, out)
 		}
 	}
-	if code, _, errOut := run(t, "admit", "--manifest", embedded, "--release", "store-web", "--insecure-allow-unsigned", "--running", "digest:"+r.Platforms["linux/amd64"].DigestStr(),
+	if code, _, errOut := runIn(t, env, "admit", "--manifest", embedded, "--release", "store-web", "--insecure-allow-unsigned", "--running", "digest:"+r.Platforms["linux/amd64"].DigestStr(),
 		"--state-dir", t.TempDir(), "--require-provenance"); code != 2 || !strings.Contains(errOut, "--provenance-key") {
 		t.Errorf("admit --require-provenance without a builder: exit %d, want 2 naming --provenance-key\n%s", code, errOut)
 	}

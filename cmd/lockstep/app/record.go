@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -211,6 +210,7 @@ func recordOptions(ctx context.Context, c flagValues, inv *invocation) (record.O
 		ExpiresIn:           c.Duration("expires-in"),
 		Registry:            registry.Options{Client: client, Logger: log},
 		Logger:              log,
+		Getenv:              inv.getenv,
 	}
 	if opts.Assets.Unlisted, err = assets.ParseUnlisted(c.String("unlisted")); err != nil {
 		return opts, usage(fmt.Errorf("--%w", err))
@@ -225,7 +225,7 @@ func recordOptions(ctx context.Context, c flagValues, inv *invocation) (record.O
 		}
 		opts.Images = append(opts.Images, im)
 	}
-	if s := sourceOverride(c); s != nil {
+	if s := sourceOverride(c, inv); s != nil {
 		opts.Source = s
 	}
 	if err := recordPrevious(ctx, c, inv, &opts); err != nil {
@@ -257,7 +257,7 @@ func recordProvenance(ctx context.Context, c flagValues, inv *invocation, opts *
 	}
 	src := opts.Source
 	if src == nil {
-		src = record.SourceFromEnv(os.Getenv)
+		src = record.SourceFromEnv(inv.getenv)
 	}
 	if !src.Bindable() {
 		return usage(errors.New("--require-provenance checks the provenance against the release's source repository and commit, and neither GitHub Actions nor the flags name them: pass --source-repository and --source-commit"))
@@ -312,11 +312,11 @@ func parseGeneration(s string) (int64, error) {
 
 // sourceOverride is the build source from the --source-* flags, merged
 // over the one from the environment; nil when no flag is given.
-func sourceOverride(c flagValues) *manifest.BuildSource {
+func sourceOverride(c flagValues, inv *invocation) *manifest.BuildSource {
 	if !c.IsSet("source-repository") && !c.IsSet("source-commit") && !c.IsSet("source-ref") && !c.IsSet("source-run-url") {
 		return nil
 	}
-	s := record.SourceFromEnv(os.Getenv)
+	s := record.SourceFromEnv(inv.getenv)
 	if s == nil {
 		s = &manifest.BuildSource{}
 	}

@@ -13,6 +13,7 @@ import (
 )
 
 func TestRecord(t *testing.T) {
+	t.Parallel()
 	reg := memregistry.Start()
 	defer reg.Close()
 	if _, err := memregistry.PushImage(reg.Ref("store/web:v1"), 128); err != nil {
@@ -26,13 +27,12 @@ func TestRecord(t *testing.T) {
 		mustNil(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755))
 		mustNil(t, os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644))
 	}
-	t.Setenv("GITHUB_REPOSITORY", "acme/store")
-	t.Setenv("GITHUB_SHA", "abc")
-	t.Setenv("GITHUB_RUN_ID", "9")
+	// A GitHub Actions run, as the run's own environment.
+	env := []string{"GITHUB_ACTIONS=true", "GITHUB_REPOSITORY=acme/store", "GITHUB_SHA=abc", "GITHUB_RUN_ID=9", "GITHUB_REF=", "GITHUB_RUN_ATTEMPT=", "GITHUB_SERVER_URL="}
 	base := []string{"record", "--release", "store-web", "--generation", "4", "--image", "web=" + reg.Ref("store/web:v1"),
 		"--image", "api=" + reg.Ref("store/api:v1"), "--assets", dir, "--cdn", "https://cdn.example/store/"}
 
-	out, errOut, code := lockstepRun(t, "", base...)
+	out, errOut, code := lockstepRunIn(t, env, base...)
 	if code != 0 {
 		t.Fatalf("record: exit %d: %s", code, errOut)
 	}
@@ -48,7 +48,7 @@ func TestRecord(t *testing.T) {
 	}
 
 	outFile := filepath.Join(t.TempDir(), "m.json")
-	out, errOut, code = lockstepRun(t, "", append(base, "--asset-list", filepath.Join(dir, ".vite/manifest.json"), "--source-commit", "def", "--output", outFile)...)
+	out, errOut, code = lockstepRunIn(t, env, append(base, "--asset-list", filepath.Join(dir, ".vite/manifest.json"), "--source-commit", "def", "--output", outFile)...)
 	if code != 0 {
 		t.Fatalf("record --output: exit %d: %s", code, errOut)
 	}
@@ -87,7 +87,7 @@ func TestRecord(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errOut, code := lockstepRun(t, "", append(tt.args, "--output", outFile)...)
+			out, errOut, code := lockstepRunIn(t, env, append(tt.args, "--output", outFile)...)
 			if code != tt.code || !strings.Contains(errOut, tt.err) {
 				t.Errorf("exit %d, stderr %q; want exit %d, stderr containing %q", code, errOut, tt.code, tt.err)
 			}

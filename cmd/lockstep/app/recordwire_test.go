@@ -96,18 +96,19 @@ func TestRecordCheckCDN(t *testing.T) {
 }
 
 func TestRecordSignKey(t *testing.T) {
+	t.Parallel()
 	w := newRecordWire(t)
 	dir := t.TempDir()
 	priv, pub := keyPair(t, dir, "cosign")
 	out := filepath.Join(dir, "release.json")
-	if _, stderr, code := lockstepRun(t, "", w.args("--generation", "1", "--sign-key", priv, "--output", out)...); code != 0 {
+	if _, stderr, code := lockstepRunIn(t, keyEnv, w.args("--generation", "1", "--sign-key", priv, "--output", out)...); code != 0 {
 		t.Fatalf("record --sign-key: exit %d\n%s", code, stderr)
 	}
-	if _, stderr, code := lockstepRun(t, "", "manifest", "verify", "--key", pub, out); code != 0 {
+	if _, stderr, code := lockstepRunIn(t, keyEnv, "manifest", "verify", "--key", pub, out); code != 0 {
 		t.Errorf("manifest verify of what record signed: exit %d\n%s", code, stderr)
 	}
 	_, otherPub := keyPair(t, dir, "other")
-	if _, _, code := lockstepRun(t, "", "manifest", "verify", "--key", otherPub, out); code != ExitMismatch {
+	if _, _, code := lockstepRunIn(t, keyEnv, "manifest", "verify", "--key", otherPub, out); code != ExitMismatch {
 		t.Errorf("manifest verify with another key: exit %d, want 1", code)
 	}
 	for name, args := range map[string][]string{
@@ -115,7 +116,7 @@ func TestRecordSignKey(t *testing.T) {
 		"a missing key":   {"--generation", "1", "--sign-key", filepath.Join(dir, "nope.key"), "--output", filepath.Join(dir, "x.json")},
 		"--bundle no key": {"--generation", "1", "--bundle", filepath.Join(dir, "b.json"), "--output", filepath.Join(dir, "x.json")},
 	} {
-		if _, _, code := lockstepRun(t, "", w.args(args...)...); code != ExitInvalid {
+		if _, _, code := lockstepRunIn(t, keyEnv, w.args(args...)...); code != ExitInvalid {
 			t.Errorf("record --sign-key with %s: exit %d, want 2", name, code)
 		}
 	}
@@ -190,12 +191,13 @@ func TestRecordEmbedSignatures(t *testing.T) {
 
 // What record --sign-key writes, the cosign CLI accepts.
 func TestRecordSignKeyCosignInterop(t *testing.T) {
+	t.Parallel()
 	cosign := sigtest.RequireCosign(t)
 	w := newRecordWire(t)
 	dir := t.TempDir()
 	priv, pub := keyPair(t, dir, "cosign")
 	out := filepath.Join(dir, "release.json")
-	if _, stderr, code := lockstepRun(t, "", w.args("--generation", "1", "--sign-key", priv, "--output", out)...); code != 0 {
+	if _, stderr, code := lockstepRunIn(t, keyEnv, w.args("--generation", "1", "--sign-key", priv, "--output", out)...); code != 0 {
 		t.Fatalf("record --sign-key: exit %d\n%s", code, stderr)
 	}
 	if got, err := cosign.Run(dir, "verify-blob", "--key", pub, "--signature", out+".sig", "--insecure-ignore-tlog", out); err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,10 +36,33 @@ func writeManifest(t *testing.T, dir string) string {
 	return writeManifestFile(t, m, filepath.Join(dir, "release.json"))
 }
 
+// keyEnv is the environment of a run that signs with a key of keyPair:
+// its password.
+var keyEnv = []string{"COSIGN_PASSWORD=s3cret"}
+
+// keyPairs are the key pairs keyPair writes, generated once per name for
+// the package: encrypting a key costs scrypt's work (about 1.5 CPU-seconds
+// under -race), and what the tests need is one key and another.
+var keyPairs = struct {
+	sync.Mutex
+	m map[string]func() (*cosign.KeysBytes, error)
+}{m: map[string]func() (*cosign.KeysBytes, error){}}
+
+// keyPair writes the package's cosign key pair of name (keyPairs), as
+// dir/name.key, encrypted with keyEnv's password, and dir/name.pub, and
+// returns their paths. Pairs of different names differ.
 func keyPair(t *testing.T, dir, name string) (priv, pub string) {
 	t.Helper()
-	t.Setenv("COSIGN_PASSWORD", "s3cret")
-	kb, err := cosign.GenerateKeyPair(signature.EnvPassword)
+	keyPairs.Lock()
+	gen, ok := keyPairs.m[name]
+	if !ok {
+		gen = sync.OnceValues(func() (*cosign.KeysBytes, error) {
+			return cosign.GenerateKeyPair(func(bool) ([]byte, error) { return []byte("s3cret"), nil })
+		})
+		keyPairs.m[name] = gen
+	}
+	keyPairs.Unlock()
+	kb, err := gen()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,57 +73,58 @@ func keyPair(t *testing.T, dir, name string) (priv, pub string) {
 }
 
 func TestSignAndVerifyCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	m := writeManifest(t, dir)
 	priv, pub := keyPair(t, dir, "cosign")
 	_, otherPub := keyPair(t, dir, "other")
 
-	code, out, errs := run(t, "sign", "--key", priv, m)
+	code, out, errs := runIn(t, keyEnv, "sign", "--key", priv, m)
 	if code != 0 || strings.TrimSpace(out) != m+".sig" {
 		t.Fatalf("sign = %d, stdout %q, stderr %q; want 0 and the signature's path", code, out, errs)
 	}
-	if code, out, errs := run(t, "manifest", "verify", "--key", pub, m); code != 0 || !strings.HasPrefix(out, "verified ") {
+	if code, out, errs := runIn(t, keyEnv, "manifest", "verify", "--key", pub, m); code != 0 || !strings.HasPrefix(out, "verified ") {
 		t.Errorf("manifest verify = %d, %q, %q; want 0, verified", code, out, errs)
 	}
-	code, out, _ = run(t, "manifest", "verify", "--key", pub, "--format", "json", m)
+	code, out, _ = runIn(t, keyEnv, "manifest", "verify", "--key", pub, "--format", "json", m)
 	var res signature.VerifyReport
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || !res.Verified || res.Release != "store-web@7" || !strings.HasPrefix(res.Signer, "key SHA256:") {
 		t.Errorf("manifest verify --format json = %d, %s (%v)", code, out, err)
 	}
 	// Flags after the argument, as cosign users type them.
-	if code, out, errs := run(t, "manifest", "verify", m, "--key", pub, "--format", "json"); code != 0 || !strings.Contains(out, `"verified":true`) {
+	if code, out, errs := runIn(t, keyEnv, "manifest", "verify", m, "--key", pub, "--format", "json"); code != 0 || !strings.Contains(out, `"verified":true`) {
 		t.Errorf("manifest verify FILE --key K --format json = %d, %q, %q; want 0, verified, JSON", code, out, errs)
 	}
-	if code, out, _ := run(t, "manifest", "verify", "--key", otherPub, m); code != ExitMismatch || !strings.Contains(out, "NOT verified") {
+	if code, out, _ := runIn(t, keyEnv, "manifest", "verify", "--key", otherPub, m); code != ExitMismatch || !strings.Contains(out, "NOT verified") {
 		t.Errorf("manifest verify with another key = %d, %q; want 1, NOT verified", code, out)
 	}
 
 	// A bundle where asked, verified on its own.
 	bundle := filepath.Join(dir, "release.bundle.json")
-	if code, _, errs := run(t, "sign", "--key", priv, "--output-signature", filepath.Join(dir, "x.sig"), "--bundle", bundle, m); code != 0 {
+	if code, _, errs := runIn(t, keyEnv, "sign", "--key", priv, "--output-signature", filepath.Join(dir, "x.sig"), "--bundle", bundle, m); code != 0 {
 		t.Fatalf("sign --bundle = %d, %s", code, errs)
 	}
 	os.Remove(m + ".sig")
-	if code, out, errs := run(t, "manifest", "verify", "--key", pub, "--bundle", bundle, m); code != 0 {
+	if code, out, errs := runIn(t, keyEnv, "manifest", "verify", "--key", pub, "--bundle", bundle, m); code != 0 {
 		t.Errorf("manifest verify --bundle = %d, %q, %q", code, out, errs)
 	}
 	// A bundle beside the manifest (MANIFEST.sigstore.json) is found.
 	os.Rename(bundle, m+".sigstore.json")
-	if code, out, errs := run(t, "manifest", "verify", "--key", pub, m); code != 0 {
+	if code, out, errs := runIn(t, keyEnv, "manifest", "verify", "--key", pub, m); code != 0 {
 		t.Errorf("manifest verify with the bundle beside = %d, %q, %q", code, out, errs)
 	}
 	os.Remove(m + ".sigstore.json")
-	if code, out, _ := run(t, "manifest", "verify", "--key", pub, m); code != ExitMismatch || !strings.Contains(out, "unsigned") {
+	if code, out, _ := runIn(t, keyEnv, "manifest", "verify", "--key", pub, m); code != ExitMismatch || !strings.Contains(out, "unsigned") {
 		t.Errorf("manifest verify of an unsigned manifest = %d, %q; want 1, unsigned", code, out)
 	}
 
 	// The manifest changed after signing.
-	if code, _, _ := run(t, "sign", "--key", priv, m); code != 0 {
+	if code, _, _ := runIn(t, keyEnv, "sign", "--key", priv, m); code != 0 {
 		t.Fatal("sign failed")
 	}
 	raw, _ := os.ReadFile(m)
 	os.WriteFile(m, bytes.Replace(raw, []byte(`"generation": 7`), []byte(`"generation": 8`), 1), 0o644)
-	if code, out, _ := run(t, "manifest", "verify", "--key", pub, m); code != ExitMismatch || !strings.Contains(out, "does not verify") {
+	if code, out, _ := runIn(t, keyEnv, "manifest", "verify", "--key", pub, m); code != ExitMismatch || !strings.Contains(out, "does not verify") {
 		t.Errorf("manifest verify of a changed manifest = %d, %q; want 1", code, out)
 	}
 
@@ -114,17 +139,17 @@ func TestSignAndVerifyCommands(t *testing.T) {
 		{"manifest", "verify", "--certificate-identity", "x", "--certificate-oidc-issuer", "y", "--offline", m},
 		{"manifest", "verify", "--key", pub, filepath.Join(dir, "missing.json")},
 	} {
-		if code, _, errs := run(t, args...); code != ExitInvalid {
+		if code, _, errs := runIn(t, keyEnv, args...); code != ExitInvalid {
 			t.Errorf("lockstep %s = %d (%s), want %d", strings.Join(args, " "), code, errs, ExitInvalid)
 		}
 	}
-	t.Setenv("COSIGN_PASSWORD", "wrong")
-	if code, _, _ := run(t, "sign", "--key", priv, m); code != ExitInvalid {
+	if code, _, _ := runIn(t, []string{"COSIGN_PASSWORD=wrong"}, "sign", "--key", priv, m); code != ExitInvalid {
 		t.Errorf("sign with a wrong password = %d, want %d", code, ExitInvalid)
 	}
 }
 
 func TestVerifierFromFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, pub := keyPair(t, dir, "cosign")
 	ctxFor := func(args ...string) *cli.Context {

@@ -21,13 +21,14 @@ import (
 // maxReportSize bounds a fleet report read by gc --in-use, in bytes.
 const maxReportSize = 64 << 20
 
-// storeBy is --by or a default naming the CI run or the user.
-func storeBy(c flagValues) string {
+// storeBy is --by or a default naming the CI run (GITHUB_* as the run
+// finds them: inv.getenv) or the user.
+func storeBy(c flagValues, inv *invocation) string {
 	if by := c.String("by"); by != "" {
 		return by
 	}
-	if os.Getenv("GITHUB_ACTIONS") == "true" {
-		return "github-actions:" + os.Getenv("GITHUB_REPOSITORY") + "#" + os.Getenv("GITHUB_RUN_ID")
+	if inv.getenv("GITHUB_ACTIONS") == "true" {
+		return "github-actions:" + inv.getenv("GITHUB_REPOSITORY") + "#" + inv.getenv("GITHUB_RUN_ID")
 	}
 	name := "unknown"
 	if u, err := user.Current(); err == nil {
@@ -73,7 +74,7 @@ func publishCommand(inv *invocation) *cli.Command {
 			if err != nil {
 				return err
 			}
-			p, err := store.Publish(c.Context, st, s, c.String("channel"), storeBy(c))
+			p, err := store.Publish(c.Context, st, s, c.String("channel"), storeBy(c, inv))
 			if err != nil {
 				return err
 			}
@@ -218,7 +219,7 @@ func rollbackFromFlags(ctx context.Context, c flagValues, inv *invocation) (stor
 	}
 	o := store.RollbackOptions{
 		Release: c.String("release"), Channel: c.String("channel"), To: c.String("to"),
-		By: storeBy(c), Now: time.Now(), NoPublish: c.Bool("no-publish"), AllowUnsigned: c.Bool("allow-unsigned"),
+		By: storeBy(c, inv), Now: time.Now(), NoPublish: c.Bool("no-publish"), AllowUnsigned: c.Bool("allow-unsigned"),
 	}
 	if c.String("sign-key") != "" || c.Bool("keyless") {
 		sign, _, err := signerFromFlags(ctx, c, inv, "sign-key", c.String("output"))

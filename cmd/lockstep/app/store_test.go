@@ -33,11 +33,12 @@ func storeTestRun(t *testing.T, extra []*cli.Command, args ...string) (string, s
 	return out.String(), errb.String(), code
 }
 
-// FakeS3 starts gofakes3, the in-process S3 fake, with bucket, and points
-// the AWS SDK's environment at it (endpoint, static credentials, no
-// region), and returns the server and its backend. It is exported for
-// the external tests of the package too.
-func FakeS3(t *testing.T, bucket string) (*httptest.Server, *s3mem.Backend) {
+// FakeS3 starts gofakes3, the in-process S3 fake, with bucket, and returns
+// the server, its backend and the environment of a run that uses it
+// (endpoint, static credentials, a region), for Run's env (runIn): the
+// process's environment is not touched, so the tests that use it can be
+// parallel. It is exported for the external tests of the package too.
+func FakeS3(t *testing.T, bucket string) (*httptest.Server, *s3mem.Backend, []string) {
 	t.Helper()
 	backend := s3mem.New()
 	if err := backend.CreateBucket(bucket); err != nil {
@@ -45,11 +46,14 @@ func FakeS3(t *testing.T, bucket string) (*httptest.Server, *s3mem.Backend) {
 	}
 	srv := httptest.NewServer(gofakes3.New(backend).Server())
 	t.Cleanup(srv.Close)
-	t.Setenv("AWS_ENDPOINT_URL_S3", srv.URL)
-	t.Setenv("AWS_ACCESS_KEY_ID", "AK")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "SK")
-	t.Setenv("AWS_REGION", "")
-	return srv, backend
+	return srv, backend, s3RunEnv(srv.URL, "AK", "SK")
+}
+
+// s3RunEnv is the environment of a run whose S3 store is at endpoint, with
+// static credentials and a region (S3-compatible servers ignore it; the
+// SDK signs with one).
+func s3RunEnv(endpoint, accessKey, secretKey string) []string {
+	return []string{"AWS_ENDPOINT_URL_S3=" + endpoint, "AWS_ACCESS_KEY_ID=" + accessKey, "AWS_SECRET_ACCESS_KEY=" + secretKey, "AWS_REGION=us-east-1"}
 }
 
 // storeTestManifests writes manifests of generations 1..n of release web
@@ -247,22 +251,24 @@ func TestStoreCorruptExit(t *testing.T) {
 }
 
 // TestStoreCommandsS3 runs publish and status on s3:// through the real
-// SDK configuration path (AWS_ENDPOINT_URL_S3, path-style, the credential
-// chain from the environment) against gofakes3, the in-process S3 fake.
+// SDK configuration path (AWS_ENDPOINT_URL_S3, path-style, static
+// credentials, from the run's own environment) against gofakes3, the
+// in-process S3 fake.
 func TestStoreCommandsS3(t *testing.T) {
-	_, backend := FakeS3(t, "releases")
+	t.Parallel()
+	_, backend, env := FakeS3(t, "releases")
 	dir := t.TempDir()
 	ms := storeTestManifests(t, dir, 2)
 	url := "s3://releases/lockstep"
 	for g := 1; g <= 2; g++ {
-		if _, errs, code := storeTestRun(t, nil, "publish", "--allow-unsigned", "--store", url, filepath.Join(dir, fmt.Sprintf("g%d.json", g))); code != 0 {
+		if code, _, errs := runIn(t, env, "publish", "--allow-unsigned", "--store", url, filepath.Join(dir, fmt.Sprintf("g%d.json", g))); code != 0 {
 			t.Fatalf("publish g%d on s3: %d %s", g, code, errs)
 		}
 	}
-	if _, errs, code := storeTestRun(t, nil, "publish", "--allow-unsigned", "--store", url, filepath.Join(dir, "g1.json")); code != ExitMismatch {
+	if code, _, errs := runIn(t, env, "publish", "--allow-unsigned", "--store", url, filepath.Join(dir, "g1.json")); code != ExitMismatch {
 		t.Errorf("publish of an older generation on s3: %d %s, want 1", code, errs)
 	}
-	out, errs, code := storeTestRun(t, nil, "status", "--store", url, "--release", "web", "--format", "json")
+	code, out, errs := runIn(t, env, "status", "--store", url, "--release", "web", "--format", "json")
 	var st store.StatusReport
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Generation != 2 || st.Digest != ms[1].Digest {
 		t.Errorf("status on s3: %d %s %s", code, out, errs)

@@ -59,7 +59,7 @@ step "install-deps (Debian packages, cosign, staticcheck, crane, helm, kube-apis
 RGW_DIR=$(mktemp -d /tmp/lockstep-rgw.XXXXXX)
 scripts/radosgw.sh start "$RGW_DIR" >"$RGW_DIR.log" 2>&1 &
 rgw_pid=$!
-trap '[ -n "$rgw_pid" ] && kill "$rgw_pid" 2>/dev/null && wait "$rgw_pid" 2>/dev/null; scripts/radosgw.sh stop "$RGW_DIR"; rm -f "$RGW_DIR.log"' EXIT
+trap '[ -n "$rgw_pid" ] && kill "$rgw_pid" 2>/dev/null && wait "$rgw_pid" 2>/dev/null; scripts/radosgw.sh stop "$RGW_DIR"; rm -rf "$RGW_DIR" "$RGW_DIR.log"' EXIT
 # The release path: the goreleaser snapshot into dist/ (scripts/release_test.go
 # checks it) and the ko image (scripts/image_test.go). The snapshot is of the
 # host's platform, rebuilt only when its inputs changed and kept per machine

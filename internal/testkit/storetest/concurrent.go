@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/internal/transport"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/store"
 )
@@ -24,17 +25,21 @@ func serverBusy(err error) bool {
 	return errors.As(err, &se) && se.HTTPStatusCode() >= 500
 }
 
-// again runs op, and runs it again while it fails with serverBusy, at most
-// eight times in all, a jittered 50–250 ms apart.
+// again runs op, and runs it again while it fails with serverBusy, with
+// transport.Until's capped, fully jittered backoff, for at most 30 s;
+// each retry is logged.
 func again(t *testing.T, what string, op func() error) error {
-	var err error
-	for attempt := 1; ; attempt++ {
-		if err = op(); !serverBusy(err) || attempt == 8 {
-			return err
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := transport.Policy{BaseDelay: 50 * time.Millisecond, MaxDelay: time.Second}
+	_, err := transport.Until(ctx, p, func(err error) bool {
+		if serverBusy(err) {
+			t.Logf("%s: the server was busy, as a pipeline would: again: %v", what, err)
+			return true
 		}
-		t.Logf("%s: the server was busy (attempt %d), as a pipeline would: again: %v", what, attempt, err)
-		time.Sleep(time.Duration(50+rand.IntN(200)) * time.Millisecond)
-	}
+		return false
+	}, func(context.Context) error { return op() })
+	return err
 }
 
 // recorder is a Store that checks every Delete against the channel at the

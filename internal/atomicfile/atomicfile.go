@@ -110,30 +110,69 @@ const TempMarker = ".tmp-"
 // CreateTemp creates the temporary file of name in dir (.NAME.tmp-*) and
 // takes an exclusive flock(2) on it, held until the file is closed: a
 // writer killed with SIGKILL loses its lock with its process, and Sweep
-// removes what it left. A temporary file that a Sweep removed between its
-// creation and the lock is noticed (no link left) and created again.
+// removes what it left.
+//
+// Between the file's creation and its lock a Sweep would find it unlocked
+// and take it. CreateTemp holds a shared lock on dir itself for that
+// instant and Sweep an exclusive one while it looks (lockDir), so the two
+// never meet. Where the filesystem refuses a lock on a directory, a file
+// swept or locked by a Sweep in that instant is noticed (no link left, or
+// its lock taken) and created again.
 func CreateTemp(dir, name string) (*os.File, error) {
 	for attempt := 0; ; attempt++ {
-		t, err := os.CreateTemp(dir, "."+name+TempMarker+"*")
-		if err != nil {
-			return nil, err
-		}
-		err = syscall.Flock(int(t.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		var st syscall.Stat_t
+		t, err := createLocked(dir, name)
 		if err == nil {
-			err = syscall.Fstat(int(t.Fd()), &st)
-		}
-		if err == nil && st.Nlink > 0 {
 			return t, nil
 		}
-		t.Close()
 		if attempt == 3 {
-			if err == nil {
-				err = errors.New("swept while being created")
-			}
 			return nil, fmt.Errorf("creating a temporary file in %s: %w", dir, err)
 		}
 	}
+}
+
+// createLocked is one attempt of CreateTemp.
+func createLocked(dir, name string) (*os.File, error) {
+	defer lockDir(dir, syscall.LOCK_SH)()
+	t, err := os.CreateTemp(dir, "."+name+TempMarker+"*")
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(t.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Close()
+		os.Remove(t.Name()) // a Sweep holds its lock, and will find it gone
+		return nil, err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(t.Fd()), &st); err != nil || st.Nlink == 0 {
+		t.Close() // its name is gone: nothing to remove
+		if err == nil {
+			err = errors.New("swept while being created")
+		}
+		return nil, err
+	}
+	return t, nil
+}
+
+// lockDir takes a flock(2) of kind how on dir itself and returns what
+// releases it. A directory that cannot be opened or locked (a filesystem
+// without flock on directories) is not locked: the caller goes on without.
+// A process killed while it holds the lock loses it with its process.
+func lockDir(dir string, how int) (unlock func()) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return func() {}
+	}
+	for {
+		err = syscall.Flock(int(d.Fd()), how)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		d.Close()
+		return func() {}
+	}
+	return func() { d.Close() } // closing releases the lock
 }
 
 // Sweep removes the temporary files of dir (.NAME.tmp-*) whose writer is
@@ -141,6 +180,9 @@ func CreateTemp(dir, name string) (*os.File, error) {
 // before renaming it) is removed; one whose writer is alive is left. It
 // returns the names removed; a directory that is not there has none.
 func Sweep(dir string) ([]string, error) {
+	// No CreateTemp is between its file's creation and its lock while
+	// Sweep holds dir (see CreateTemp).
+	defer lockDir(dir, syscall.LOCK_EX)()
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil

@@ -1,8 +1,10 @@
 package atomicfile_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/internal/atomicfile"
@@ -90,4 +92,53 @@ func TestSweep(t *testing.T) {
 	if got, err := atomicfile.Sweep(filepath.Join(dir, "none")); err != nil || len(got) != 0 {
 		t.Errorf("Sweep of a missing directory = %v, %v", got, err)
 	}
+}
+
+// Sweep never takes a temporary file from a writer that is still creating
+// it: writers create while sweeps run without a pause (as a publisher's
+// Put meets a gc's sweep), and every CreateTemp succeeds with a file that
+// is still linked.
+func TestCreateTempBesideSweeps(t *testing.T) {
+	dir := t.TempDir()
+	stop := make(chan struct{})
+	var sweeps sync.WaitGroup
+	for range 2 {
+		sweeps.Add(1)
+		go func() {
+			defer sweeps.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := atomicfile.Sweep(dir); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	var writers sync.WaitGroup
+	for w := range 4 {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			for i := range 300 {
+				f, err := atomicfile.CreateTemp(dir, fmt.Sprintf("w%d-%d.json", w, i))
+				if err != nil {
+					t.Errorf("writer %d, file %d: %v", w, i, err)
+					return
+				}
+				if _, err := os.Stat(f.Name()); err != nil {
+					t.Errorf("writer %d, file %d: swept while its writer held it: %v", w, i, err)
+				}
+				f.Close()
+				os.Remove(f.Name())
+			}
+		}()
+	}
+	writers.Wait()
+	close(stop)
+	sweeps.Wait()
 }

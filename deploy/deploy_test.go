@@ -15,15 +15,13 @@ import (
 
 	"github.com/lockstep-dev/lockstep/admission"
 	"github.com/lockstep-dev/lockstep/internal/fixture/scenario"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
 )
 
 func TestHookScript(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "lockstep")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/lockstep-dev/lockstep/cmd/lockstep").CombinedOutput(); err != nil {
-		t.Fatalf("building lockstep: %v\n%s", err, out)
-	}
+	bin := testenv.Lockstep(t)
 	files := scenario.Assets("v1", 2)
 	cdnDir := filepath.Join(dir, "cdn")
 	if err := scenario.WriteFiles(cdnDir, files); err != nil {

@@ -17,17 +17,19 @@ import (
 
 	"github.com/lockstep-dev/lockstep/internal/fixture/scenario"
 	"github.com/lockstep-dev/lockstep/internal/testkit/memregistry"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/filestore"
 	"github.com/lockstep-dev/lockstep/manifest/signature"
 	"github.com/lockstep-dev/lockstep/manifest/store"
 )
 
-// binDir holds the lockstep binary the tests share; TestMain removes it.
-// buildMu guards it: the tests run in parallel.
+// binDir holds the lockstep binary the tests share when this package
+// built it (no $LOCKSTEP_TEST_BIN); TestMain removes it. buildMu guards it
+// and bin: the tests run in parallel.
 var (
-	binDir  string
-	buildMu sync.Mutex
+	binDir, bin string
+	buildMu     sync.Mutex
 )
 
 func TestMain(m *testing.M) {
@@ -38,27 +40,25 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildLockstep builds the lockstep binary, once for all the tests.
+// buildLockstep returns the lockstep binary (testenv.BuildLockstep), built
+// once for all the tests.
 func buildLockstep(t *testing.T) string {
 	t.Helper()
 	buildMu.Lock()
 	defer buildMu.Unlock()
-	if binDir != "" {
-		return filepath.Join(binDir, "lockstep")
+	if bin != "" {
+		return bin
 	}
 	dir, err := os.MkdirTemp("", "lockstep-action-test-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "lockstep")
-	// Without the symbol table and DWARF (-s -w): a third smaller (84 MB,
-	// not 114) and quicker to link, hash and copy; no test reads them.
-	cmd := exec.Command("go", "build", "-ldflags=-s -w", "-o", bin, "github.com/lockstep-dev/lockstep/cmd/lockstep")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	p, err := testenv.BuildLockstep(dir)
+	if err != nil {
 		os.RemoveAll(dir)
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
 	}
-	binDir = dir
+	binDir, bin = dir, p
 	return bin
 }
 

@@ -117,6 +117,11 @@ race=-race
 export GORACE=${GORACE:-atexit_sleep_ms=0}
 echo "== go test $race" >&2
 go build -o .cache/testreport ./scripts/testreport
+# One lockstep binary for the tests that run it as a user would (the hook
+# script, the quickstart, the Action, the agentless fleet:
+# testenv.Lockstep), linked once a run instead of once a package.
+go build -ldflags='-s -w' -o .cache/test-bin/lockstep ./cmd/lockstep
+export LOCKSTEP_TEST_BIN="$PWD/.cache/test-bin/lockstep"
 rm -f .cache/test-report.txt
 set +e
 # -vet=off: go vet ./... (every analyzer, a superset of go test's) ran above.

@@ -32,11 +32,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	lockstep = filepath.Join(dir, "lockstep")
-	build := exec.Command("go", "build", "-o", lockstep, "github.com/lockstep-dev/lockstep/cmd/lockstep")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building lockstep:", err)
+	lockstep, err = testenv.BuildLockstep(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

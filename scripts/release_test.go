@@ -3,9 +3,12 @@ package scripts
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"debug/elf"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 )
 
 // The snapshot release that scripts/release-snapshot.sh builds (the test
@@ -305,6 +310,12 @@ func TestSnapshotRelease(t *testing.T) {
 
 // TestPackagesLint: the .deb passes lintian and the .rpm rpmlint without
 // an error (warnings are logged), as Debian and Fedora expect of a package.
+//
+// A linter's report is a function of the package's bytes, the linter's
+// version and its arguments, so a clean report is kept per machine under
+// that key (lintCache) and read back while the package is unchanged, as
+// the snapshot itself is: lintian costs about 17 CPU-seconds a run.
+// LOCKSTEP_TEST_FULL=1 (the full run, CI) always lints afresh.
 func TestPackagesLint(t *testing.T) {
 	t.Parallel()
 	s := loadSnapshot(t)
@@ -324,23 +335,33 @@ func TestPackagesLint(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(guard, "cpio"), []byte("#!/bin/sh\nexec "+cpio+" --no-absolute-filenames \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	rc, err := os.ReadFile(rpmlintrc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		tool, pkg string
 		args      []string
+		config    []byte // what else the report depends on
 	}{
-		{"lintian", "lockstep_" + s.Version + "_" + runtime.GOARCH + ".deb", nil},
-		{"rpmlint", "lockstep_" + s.Version + "_" + runtime.GOARCH + ".rpm", []string{"-r", rpmlintrc}},
+		{"lintian", "lockstep_" + s.Version + "_" + runtime.GOARCH + ".deb", nil, nil},
+		{"rpmlint", "lockstep_" + s.Version + "_" + runtime.GOARCH + ".rpm", []string{"-r", rpmlintrc}, rc},
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
+			t.Parallel()
 			bin := requireTool(t, tc.tool)
 			pkg, err := filepath.Abs(filepath.Join(dist, tc.pkg))
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(bin, append(tc.args, pkg)...)
-			cmd.Env = append(os.Environ(), "PATH="+guard+":"+os.Getenv("PATH"))
-			cmd.Dir = t.TempDir()
-			out, _ := cmd.CombinedOutput()
+			cache := lintCache(t, bin, pkg, tc.args, tc.config)
+			out, ok := cache.get(t)
+			if !ok {
+				cmd := exec.Command(bin, append(tc.args, pkg)...)
+				cmd.Env = append(os.Environ(), "PATH="+guard+":"+os.Getenv("PATH"))
+				cmd.Dir = t.TempDir()
+				out, _ = cmd.CombinedOutput()
+			}
 			var errs []string
 			for _, line := range strings.Split(string(out), "\n") {
 				// lintian: "E: lockstep: tag ..."; rpmlint: "lockstep.x86_64: E: tag ...".
@@ -350,9 +371,81 @@ func TestPackagesLint(t *testing.T) {
 			}
 			if len(errs) > 0 {
 				t.Errorf("%s %s: %d errors:\n%s", tc.tool, tc.pkg, len(errs), strings.Join(errs, "\n"))
+			} else if !ok {
+				cache.put(t, out)
 			}
 			t.Logf("%s %s:\n%s", tc.tool, tc.pkg, out)
 		})
+	}
+}
+
+// lintReport is where a clean report of one linter on one package is
+// kept: $LOCKSTEP_CACHE/lint/KEY, KEY the SHA-256 of the linter's
+// --version, its arguments, config and the package's SHA-256.
+type lintReport struct{ path string }
+
+func lintCache(t *testing.T, tool, pkg string, args []string, config []byte) lintReport {
+	t.Helper()
+	dir, err := testenv.CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, err := exec.Command(tool, "--version").Output()
+	if err != nil {
+		t.Fatalf("%s --version: %v", tool, err)
+	}
+	f, err := os.Open(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sum := sha256.New()
+	if _, err := io.Copy(sum, f); err != nil {
+		t.Fatal(err)
+	}
+	key := sha256.New()
+	for _, part := range [][]byte{[]byte(filepath.Base(tool)), version, []byte(strings.Join(args, "\x00")), config, sum.Sum(nil)} {
+		fmt.Fprintf(key, "%d:%s", len(part), part)
+	}
+	return lintReport{filepath.Join(dir, "lint", hex.EncodeToString(key.Sum(nil)))}
+}
+
+// get returns the kept report, unless LOCKSTEP_TEST_FULL=1.
+func (r lintReport) get(t *testing.T) ([]byte, bool) {
+	t.Helper()
+	if os.Getenv("LOCKSTEP_TEST_FULL") == "1" {
+		return nil, false
+	}
+	out, err := os.ReadFile(r.path)
+	if err != nil {
+		return nil, false
+	}
+	t.Logf("the package, the linter and its arguments are those of a clean report kept in %s: read back, not linted again (LOCKSTEP_TEST_FULL=1 lints afresh)", r.path)
+	return out, true
+}
+
+// put keeps a clean report, written whole or not at all.
+func (r lintReport) put(t *testing.T, out []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(r.path), 0o755); err != nil {
+		t.Logf("keeping the report: %v", err)
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(r.path), ".tmp-")
+	if err != nil {
+		t.Logf("keeping the report: %v", err)
+		return
+	}
+	_, werr := tmp.Write(out)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), r.path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		t.Logf("keeping the report: %v", werr)
 	}
 }
 

@@ -73,13 +73,9 @@ func apiserverBinary() string {
 	if p, err := exec.LookPath("kube-apiserver"); err == nil {
 		return p
 	}
-	cache := os.Getenv("LOCKSTEP_CACHE")
-	if cache == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		cache = filepath.Join(base, "lockstep")
+	cache, err := testenv.CacheDir()
+	if err != nil {
+		return ""
 	}
 	p := filepath.Join(cache, "tools", "kube-apiserver@"+Version, "kube-apiserver")
 	if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {

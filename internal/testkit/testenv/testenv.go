@@ -385,3 +385,17 @@ func repoFile(name string) (string, error) {
 		dir = parent
 	}
 }
+
+// CacheDir is the per-machine cache the project's scripts share between
+// clones: $LOCKSTEP_CACHE, else lockstep under the user's cache folder
+// ($XDG_CACHE_HOME or ~/.cache), as in scripts/release-snapshot.sh.
+func CacheDir() (string, error) {
+	if c := os.Getenv("LOCKSTEP_CACHE"); c != "" {
+		return c, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, "lockstep"), nil
+}

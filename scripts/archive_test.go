@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
@@ -43,21 +44,47 @@ func gunzipSHA256(t *testing.T, path string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// extract returns the named file of a .tar.gz archive.
+// extract returns the named file of a .tar.gz archive (archiveFiles).
 func extract(t *testing.T, archive, name string) []byte {
 	t.Helper()
-	var got []byte
-	walkTarGz(t, archive, func(h *tar.Header, body []byte) bool {
-		if h.Name == name {
-			got = body
-			return false
-		}
-		return true
-	})
-	if got == nil {
+	got, ok := archiveFiles(t, archive)[name]
+	if !ok || got == nil {
 		t.Fatalf("%s holds no %s", archive, name)
 	}
 	return got
+}
+
+// archives keeps what archiveFiles read, by the archive's path.
+var archives sync.Map // string → *archiveRead
+
+type archiveRead struct {
+	once  sync.Once
+	files map[string][]byte
+}
+
+// archiveFiles returns the regular files of a .tar.gz archive by name,
+// read once for all the package's tests: the snapshot's archive (an 84 MB
+// binary) is read by several, and each read under -race cost about a
+// CPU-second. The archive must not change while the tests run (dist/ is
+// written before them).
+func archiveFiles(t *testing.T, archive string) map[string][]byte {
+	t.Helper()
+	v, _ := archives.LoadOrStore(archive, &archiveRead{})
+	r := v.(*archiveRead)
+	r.once.Do(func() {
+		files := map[string][]byte{}
+		walkTarGz(t, archive, func(h *tar.Header, body []byte) bool {
+			if body != nil {
+				files[h.Name] = body
+			}
+			return true
+		})
+		r.files = files // only when the whole archive read
+	})
+	if r.files == nil {
+		t.Fatalf("%s could not be read (see the first test that read it)", archive)
+	}
+	return r.files
 }
 
 // walkTarGz calls fn with every entry of a .tar.gz archive (the body of a

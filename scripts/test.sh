@@ -15,7 +15,9 @@
 # .ci/run sets, so every landing runs it) adds what is long and not a
 # contributor's every push: the whole four-platform release matrix
 # (LOCKSTEP_TEST_RELEASE_ALL=1: scripts/release-snapshot.sh --all, as the
-# release workflow builds it), the benchmark scripts' smoke test
+# release workflow builds it, and ko's image of every platform), lint
+# reports made afresh (a contributor's run reads back a clean report of
+# an unchanged package), the benchmark scripts' smoke test
 # (LOCKSTEP_TEST_BENCH=1: bench.TestRunQuick, about two minutes; either of
 # those two may also be set alone) and the boot gate's walk-through on
 # systemd instances (scripts.TestBootGateWalkthrough, about 90 s). A test left out for want of the flag

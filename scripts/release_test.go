@@ -380,8 +380,9 @@ func TestPackagesLint(t *testing.T) {
 }
 
 // lintReport is where a clean report of one linter on one package is
-// kept: $LOCKSTEP_CACHE/lint/KEY, KEY the SHA-256 of the linter's
-// --version, its arguments, config and the package's SHA-256.
+// kept: $LOCKSTEP_CACHE/lint/KEY, KEY the SHA-256 of the linter's name
+// and --version, its arguments (a file by its name), config (the
+// content of the files they name) and the package's SHA-256.
 type lintReport struct{ path string }
 
 func lintCache(t *testing.T, tool, pkg string, args []string, config []byte) lintReport {
@@ -403,8 +404,17 @@ func lintCache(t *testing.T, tool, pkg string, args []string, config []byte) lin
 	if _, err := io.Copy(sum, f); err != nil {
 		t.Fatal(err)
 	}
+	// A file named in the arguments counts by its name and content
+	// (config), not by its clone's path: every clone shares the report.
+	named := make([]string, len(args))
+	for i, a := range args {
+		named[i] = a
+		if filepath.IsAbs(a) {
+			named[i] = filepath.Base(a)
+		}
+	}
 	key := sha256.New()
-	for _, part := range [][]byte{[]byte(filepath.Base(tool)), version, []byte(strings.Join(args, "\x00")), config, sum.Sum(nil)} {
+	for _, part := range [][]byte{[]byte(filepath.Base(tool)), version, []byte(strings.Join(named, "\x00")), config, sum.Sum(nil)} {
 		fmt.Fprintf(key, "%d:%s", len(part), part)
 	}
 	return lintReport{filepath.Join(dir, "lint", hex.EncodeToString(key.Sum(nil)))}

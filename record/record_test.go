@@ -3,7 +3,6 @@ package record
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/lockstep-dev/lockstep/internal/testkit/memregistry"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 	"github.com/lockstep-dev/lockstep/manifest"
 	"github.com/lockstep-dev/lockstep/manifest/assets"
 )
@@ -157,9 +157,7 @@ func TestManifestRefuses(t *testing.T) {
 	host := testRegistry(t)
 	pushImage(t, host+"/store/web:v1")
 	dir := assetDir(t)
-	down := httptest.NewServer(nil)
-	downHost := strings.TrimPrefix(down.URL, "http://")
-	down.Close()
+	downHost := testenv.RefusedAddr(t)
 	base := func() Options {
 		return Options{Release: "store-web", Generation: 1, Images: []Image{{"web", host + "/store/web:v1"}},
 			Assets: assets.Options{Dir: dir}, CDN: []string{"https://cdn.example/"}, Getenv: env(nil)}

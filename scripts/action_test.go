@@ -200,9 +200,7 @@ func TestAction(t *testing.T) {
 	})
 
 	t.Run("fails when the registry is down", func(t *testing.T) {
-		down := httptest.NewServer(nil)
-		downHost := strings.TrimPrefix(down.URL, "http://")
-		down.Close()
+		downHost := testenv.RefusedAddr(t)
 		in := copyInputs(inputs, "IMAGES", "web="+downHost+"/store/web:v1", "OUTPUT", "missing.json")
 		r := runAction(t, bin, work, in)
 		if r.code != 3 || !strings.Contains(r.stdout, "::error title=lockstep record::") || !strings.Contains(r.stdout, "pinning image web") {

@@ -16,6 +16,7 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 
 	"github.com/lockstep-dev/lockstep/internal/testkit/awsfake"
+	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 	"github.com/lockstep-dev/lockstep/verdict"
 )
 
@@ -111,10 +112,9 @@ func TestDiscoverErrors(t *testing.T) {
 			t.Errorf("Discover(%q) = %v, want a *SpecError", spec, err)
 		}
 	}
-	down := httptest.NewServer(nil)
-	down.Close()
+	down := "http://" + testenv.RefusedAddr(t)
 	creds := credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "SECRET", "")
-	o = DiscoverOptions{AutoScaling: autoscaling.New(autoscaling.Options{Region: "us-east-1", BaseEndpoint: aws.String(down.URL), Credentials: creds, RetryMaxAttempts: 1})}
+	o = DiscoverOptions{AutoScaling: autoscaling.New(autoscaling.Options{Region: "us-east-1", BaseEndpoint: aws.String(down), Credentials: creds, RetryMaxAttempts: 1})}
 	if _, err := Discover(context.Background(), []string{"asg:web"}, o); !verdict.IsUnavailable(err) {
 		t.Errorf("Discover(asg:web) with Auto Scaling down = %v, want an *UnavailableError", err)
 	}

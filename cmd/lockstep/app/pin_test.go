@@ -256,9 +256,7 @@ func TestPinBadInput(t *testing.T) {
 	os.WriteFile(bad, []byte(badData), 0o644)
 	notManifest := filepath.Join(dir, "m.json")
 	os.WriteFile(notManifest, []byte(`{"apiVersion":"lockstep.dev/v1"}`), 0o644)
-	down := httptest.NewServer(nil)
-	downHost := strings.TrimPrefix(down.URL, "http://")
-	down.Close()
+	downHost := testenv.RefusedAddr(t)
 	tests := []struct {
 		name string
 		args []string

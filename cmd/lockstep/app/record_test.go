@@ -1,7 +1,6 @@
 package app
 
 import (
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,9 +65,7 @@ func TestRecord(t *testing.T) {
 	}
 
 	// Failures exit with their code and leave the output file as it was.
-	down := httptest.NewServer(nil)
-	downHost := strings.TrimPrefix(down.URL, "http://")
-	down.Close()
+	downHost := testenv.RefusedAddr(t)
 	before, _ := os.ReadFile(outFile)
 	mustNil(t, os.Symlink("/etc/hostname", filepath.Join(dir, "escape")))
 	tests := []struct {

@@ -48,7 +48,7 @@ func gunzipSHA256(t *testing.T, path string) string {
 func extract(t *testing.T, archive, name string) []byte {
 	t.Helper()
 	got, ok := archiveFiles(t, archive)[name]
-	if !ok || got == nil {
+	if !ok {
 		t.Fatalf("%s holds no %s", archive, name)
 	}
 	return got

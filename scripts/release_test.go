@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockstep-dev/lockstep/internal/atomicfile"
 	"github.com/lockstep-dev/lockstep/internal/testkit/testenv"
 )
 
@@ -434,28 +435,16 @@ func (r lintReport) get(t *testing.T) ([]byte, bool) {
 	return out, true
 }
 
-// put keeps a clean report, written whole or not at all.
+// put keeps a clean report, written whole or not at all
+// (atomicfile.Write); a report that cannot be kept is only logged.
 func (r lintReport) put(t *testing.T, out []byte) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(r.path), 0o755); err != nil {
-		t.Logf("keeping the report: %v", err)
-		return
+	err := os.MkdirAll(filepath.Dir(r.path), 0o755)
+	if err == nil {
+		err = atomicfile.Write(r.path, out, 0o644)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(r.path), ".tmp-")
 	if err != nil {
 		t.Logf("keeping the report: %v", err)
-		return
-	}
-	_, werr := tmp.Write(out)
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), r.path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		t.Logf("keeping the report: %v", werr)
 	}
 }
 

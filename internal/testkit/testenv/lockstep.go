@@ -18,12 +18,6 @@ import (
 // plain go test, the binary is built into one of t's temporary folders.
 func Lockstep(t testing.TB) string {
 	t.Helper()
-	if p, ok, err := sharedLockstep(); ok || err != nil {
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	p, err := BuildLockstep(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -1,12 +1,9 @@
 package testenv
 
 import (
-	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -37,21 +34,5 @@ func TestSharedLockstep(t *testing.T) {
 				t.Errorf("sharedLockstep() = %q, %v, %v; want %q, %v, an error with %q", got, ok, err, tc.want, tc.ok, tc.err)
 			}
 		})
-	}
-}
-
-// TestRefusedAddr: the address refuses connections, and no listener can
-// be bound to it while the test runs.
-func TestRefusedAddr(t *testing.T) {
-	addr := RefusedAddr(t)
-	if c, err := net.Dial("tcp", addr); err == nil {
-		c.Close()
-		t.Fatalf("dialling %s succeeded", addr)
-	} else if !errors.Is(err, syscall.ECONNREFUSED) {
-		t.Errorf("dialling %s: %v, want connection refused", addr, err)
-	}
-	if l, err := net.Listen("tcp", addr); err == nil {
-		l.Close()
-		t.Errorf("another listener took %s", addr)
 	}
 }

@@ -8,7 +8,8 @@
 # finding or failure. .ci/run calls this.
 #
 # It ends with where the time went: each step, the slowest packages and
-# tests (scripts/testreport), also kept in .cache/test-times.txt.
+# tests (scripts/testreport), also kept in .cache/test-times.txt; go
+# test's events (-json) are kept in .cache/test-events.json.
 #
 # Fast by default, complete on request: every unit and integration test
 # runs, under -race, with the real servers; LOCKSTEP_TEST_FULL=1 (which
@@ -132,10 +133,13 @@ rm -f .cache/test-report.txt
 # is what go test links with when it keeps no binary. A directory holds one
 # binary per name (the last element of the import path), so packages that
 # share a name go to the next directory and the next go test, one after
-# the other.
+# the other: of those, the one with the most test files goes first, so
+# that what runs alone at the end is short.
 mode=race
 [ -z "$race" ] && mode=plain
-layers=$(go list ./... | awk '{ n = split($0, p, "/"); print ++seen[p[n]], $0 }')
+layers=$(go list -f '{{len .TestGoFiles}} {{len .XTestGoFiles}} {{.ImportPath}}' ./... |
+  awk '{ n = split($3, p, "/"); print p[n], $1 + $2, $3 }' | sort -k1,1 -k2,2nr -s |
+  awk '{ print ++seen[$1], $3 }' | sort -k2,2)
 set +e
 (
   rc=0
@@ -146,7 +150,7 @@ set +e
       $(echo "$layers" | awk -v l="$layer" '$1 == l { print $2 }') || rc=1
   done
   exit $rc
-) | .cache/testreport -o .cache/test-report.txt 2>/dev/null
+) | tee .cache/test-events.json | .cache/testreport -o .cache/test-report.txt 2>/dev/null
 rc=${PIPESTATUS[0]}
 set -e
 step "go test $race (build and run)"

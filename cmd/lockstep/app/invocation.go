@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -49,6 +50,11 @@ type invocation struct {
 	// for its address instead of binding it (see listener). Whoever starts
 	// the run binds first, so nothing else can take the port between.
 	listeners map[string]net.Listener
+	// stores are the stores openStore opened on a client of their own,
+	// by URL: a run that reads one store twice (record --generation auto
+	// --previous store) opens it, and loads its AWS configuration, once.
+	stores   map[string]manifest.Store
+	storesMu sync.Mutex
 }
 
 // newInvocation is the invocation of an app not started yet: silent until
@@ -168,6 +174,27 @@ func (inv *invocation) openStore(ctx context.Context, url string, client *transp
 	if err != nil {
 		return nil, usage(err)
 	}
+	if client != nil {
+		return inv.newStore(ctx, u, client)
+	}
+	inv.storesMu.Lock()
+	defer inv.storesMu.Unlock()
+	if st, ok := inv.stores[url]; ok {
+		return st, nil
+	}
+	st, err := inv.newStore(ctx, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if inv.stores == nil {
+		inv.stores = map[string]manifest.Store{}
+	}
+	inv.stores[url] = st
+	return st, nil
+}
+
+// newStore builds the Store of a parsed --store URL (openStore).
+func (inv *invocation) newStore(ctx context.Context, u store.URL, client *transport.Client) (manifest.Store, error) {
 	if u.Scheme == "s3" {
 		api, err := newS3Client(ctx, inv.env, client)
 		if err != nil {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lockstep-dev/lockstep/internal/transport"
 )
 
 // TestNoCLIContextBelowActions holds the invocation's rule in the
@@ -73,5 +75,43 @@ func TestNoCLIContextBelowActions(t *testing.T) {
 		if !actions[f.name] && !slices.Contains(argReaders, f.name) {
 			t.Errorf("%s: %s takes a *cli.Context below an action: take flagValues, and the logger, clients and context from the caller", f.at, f.name)
 		}
+	}
+}
+
+// TestOpenStoreOnce: a run opens each store URL once on a client of the
+// store's own (record --generation auto --previous store reads the store
+// twice), and a store on a caller's client is the caller's, never shared.
+func TestOpenStoreOnce(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir, other := t.TempDir(), t.TempDir()
+	inv := newInvocation(map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK",
+		"AWS_ENDPOINT_URL_S3": "http://127.0.0.1:1"})
+	for _, url := range []string{dir, "file://" + other, "s3://releases/lockstep"} {
+		a, err := inv.openStore(ctx, url, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		b, err := inv.openStore(ctx, url, nil)
+		if err != nil {
+			t.Fatalf("%s again: %v", url, err)
+		}
+		if a != b {
+			t.Errorf("%s: opened twice in one run", url)
+		}
+		c, err := inv.openStore(ctx, url, transport.New(transport.DefaultPolicy()))
+		if err != nil {
+			t.Fatalf("%s on a client: %v", url, err)
+		}
+		if c == a {
+			t.Errorf("%s: the store on the caller's client is the one on its own", url)
+		}
+	}
+	a, _ := inv.openStore(ctx, dir, nil)
+	if b, _ := inv.openStore(ctx, other, nil); a == b {
+		t.Error("two URLs share a store")
+	}
+	if _, err := inv.openStore(ctx, "s3://", nil); err == nil {
+		t.Error("a bad URL opened")
 	}
 }

@@ -68,14 +68,23 @@ if [ ${#need[@]} -gt 0 ]; then
   apt_pid=$!
 fi
 
+# The Go tools build in two lanes at once: a cold build waits on the
+# module proxy's downloads and on its link (mostly one thread) about as
+# much as it computes, and the other lane fills those waits. The lanes are
+# about even (CPU-seconds, cold): kube-apiserver 900, staticcheck and crane
+# 200; cosign 600, helm 500, act 150 and toxiproxy.
+(
+  kube_apiserver "$KUBE_APISERVER_VERSION"
+  gotool staticcheck honnef.co/go/tools "$STATICCHECK_VERSION" cmd/staticcheck
+  gotool crane github.com/google/go-containerregistry "$CRANE_VERSION" cmd/crane
+) &
+lane=$!
 gotool cosign github.com/sigstore/cosign/v2 "$COSIGN_VERSION" cmd/cosign
-gotool staticcheck honnef.co/go/tools "$STATICCHECK_VERSION" cmd/staticcheck
-gotool crane github.com/google/go-containerregistry "$CRANE_VERSION" cmd/crane
 gotool helm helm.sh/helm/v4 "$HELM_VERSION" cmd/helm
 gotool act github.com/nektos/act "$ACT_VERSION"
-kube_apiserver "$KUBE_APISERVER_VERSION"
 # Shopify's toxiproxy: bench/closure.sh puts a CDN 30 ms away behind it.
 gotool toxiproxy-server github.com/Shopify/toxiproxy/v2 "$TOXIPROXY_VERSION" cmd/server
+wait "$lane" || { echo "install-deps: a Go tool did not build (above)" >&2; exit 1; }
 
 if [ -n "$apt_pid" ]; then
   log="${TMPDIR:-/tmp}/lockstep-apt.$$.log"

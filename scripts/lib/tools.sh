@@ -9,7 +9,9 @@
 # version -m` says it was built from that module at that version; it is
 # installed into a temporary folder and renamed into place, so a clone that
 # is killed halfway, or two clones installing at once, never leave a half
-# written tool behind.
+# written tool behind; and two installs of one tool at once (two clones, or
+# the two install scripts that both need helm) build it once: the second
+# waits on the tool's lock, then finds it built.
 LOCKSTEP_CACHE=${LOCKSTEP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lockstep}
 export LOCKSTEP_CACHE
 
@@ -28,8 +30,10 @@ built_from() {
 # root).
 gotool() {
   local name=$1 mod=$2 ver=$3 pkg=${4:-}
-  local dir="$LOCKSTEP_CACHE/tools/$name@$ver"
+  local dir="$LOCKSTEP_CACHE/tools/$name@$ver" lock
   mkdir -p "$LOCKSTEP_CACHE/tools" .cache/bin
+  exec {lock}>"$LOCKSTEP_CACHE/tools/.$name@$ver.lock"
+  flock "$lock"
   # A clone set up before the cache had its own copy: adopt it.
   if ! built_from "$dir/$name" "$mod" "$ver" && [ ! -L ".cache/bin/$name" ] && built_from ".cache/bin/$name" "$mod" "$ver"; then
     mkdir -p "$dir" && mv ".cache/bin/$name" "$dir/$name"
@@ -42,6 +46,7 @@ gotool() {
     # gcc builds them too.
     if ! (cd / && CGO_ENABLED=0 GOBIN="$tmp" go install "$mod${pkg:+/$pkg}@$ver"); then
       rm -rf "$tmp"
+      exec {lock}>&-
       echo "tools: could not build $name $ver from the Go module proxy; run scripts/install-deps.sh again when it is reachable" >&2
       return 1
     fi
@@ -54,6 +59,7 @@ gotool() {
     mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp" # another clone won the race: same module, same version
     echo "tools: $name $ver built in $((SECONDS - start)) s" >&2
   fi
+  exec {lock}>&-
   ln -sfn "$dir/$name" ".cache/bin/$name"
 }
 
@@ -67,9 +73,11 @@ gotool() {
 # main module only as "(devel)", the module being rebuilt from a copy).
 # The build costs about 900 CPU-seconds and 2 GB of RAM, once.
 kube_apiserver() {
-  local ver=$1 name=kube-apiserver
+  local ver=$1 name=kube-apiserver lock
   local dir="$LOCKSTEP_CACHE/tools/$name@$ver"
   mkdir -p "$LOCKSTEP_CACHE/tools" .cache/bin
+  exec {lock}>"$LOCKSTEP_CACHE/tools/.$name@$ver.lock"
+  flock "$lock"
   if [ "$("$dir/$name" --version 2>/dev/null)" != "Kubernetes $ver" ]; then
     local tmp start=$SECONDS
     tmp=$(mktemp -d "$LOCKSTEP_CACHE/tools/.$name.XXXXXX")
@@ -77,6 +85,7 @@ kube_apiserver() {
     if ! scripts/lib/build-kube-apiserver.sh "$ver" "$tmp/$name" ||
       [ "$("$tmp/$name" --version 2>/dev/null)" != "Kubernetes $ver" ]; then
       rm -rf "$tmp"
+      exec {lock}>&-
       echo "tools: could not build $name $ver from the Go module proxy; run scripts/install-deps.sh again when it is reachable" >&2
       return 1
     fi
@@ -84,5 +93,6 @@ kube_apiserver() {
     mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp" # another clone won the race: same version
     echo "tools: $name $ver built in $((SECONDS - start)) s" >&2
   fi
+  exec {lock}>&-
   ln -sfn "$dir/$name" ".cache/bin/$name"
 }

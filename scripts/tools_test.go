@@ -1,6 +1,7 @@
 package scripts
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,5 +92,50 @@ func TestKubeAPIServerTool(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Join(cache, "tools")); len(entries) != 1 {
 		t.Errorf("the cache holds %d entries, want the tool alone (no temporary folder left): %v", len(entries), entries)
+	}
+
+	// Two installs at once (two clones, or both install scripts) build it
+	// once: the second waits on the tool's lock, then finds it built. The
+	// stand-in build takes a second, so that the two overlap.
+	cache = t.TempDir()
+	cached = filepath.Join(cache, "tools", "kube-apiserver@v1.34.4", "kube-apiserver")
+	counter := filepath.Join(cache, "builds")
+	clones := []string{t.TempDir(), t.TempDir()}
+	errs := make(chan error, len(clones))
+	for _, dir := range clones {
+		script := filepath.Join(dir, "scripts", "lib", "build-kube-apiserver.sh")
+		if err := os.MkdirAll(filepath.Dir(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		build := "#!/bin/sh\necho run >> \"" + counter + "\"\nsleep 1\nprintf '#!/bin/sh\\necho \"Kubernetes v1.34.4\"\\n' > \"$2\"; chmod +x \"$2\"\n"
+		if err := os.WriteFile(script, []byte(build), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			cmd := exec.Command("bash", "-c", `. "$1" && kube_apiserver v1.34.4`, "bash", tools)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "LOCKSTEP_CACHE="+cache)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("%w\n%s", err, out)
+			}
+			errs <- err
+		}()
+	}
+	for range clones {
+		if err := <-errs; err != nil {
+			t.Errorf("an install beside another: %v", err)
+		}
+	}
+	if b, _ := os.ReadFile(counter); strings.Count(string(b), "run") != 1 {
+		t.Errorf("two installs at once built it %d times, want once", strings.Count(string(b), "run"))
+	}
+	for _, dir := range clones {
+		if target, err := os.Readlink(filepath.Join(dir, ".cache", "bin", "kube-apiserver")); err != nil || target != cached {
+			t.Errorf("a clone's link = %q, %v; want %s", target, err, cached)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(cache, "tools")); len(entries) != 1 {
+		t.Errorf("after two installs at once the cache holds %d entries, want the tool alone: %v", len(entries), entries)
 	}
 }

@@ -11,7 +11,8 @@
 # is killed halfway, or two clones installing at once, never leave a half
 # written tool behind; and two installs of one tool at once (two clones, or
 # the two install scripts that both need helm) build it once: the second
-# waits on the tool's lock, then finds it built.
+# waits on the tool's lock ($LOCKSTEP_CACHE/locks/tool-NAME@VERSION, beside
+# the tools, not among them), then finds it built.
 LOCKSTEP_CACHE=${LOCKSTEP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lockstep}
 export LOCKSTEP_CACHE
 
@@ -32,7 +33,7 @@ gotool() {
   local name=$1 mod=$2 ver=$3 pkg=${4:-}
   local dir="$LOCKSTEP_CACHE/tools/$name@$ver" lock
   mkdir -p "$LOCKSTEP_CACHE/tools" .cache/bin
-  exec {lock}>"$LOCKSTEP_CACHE/tools/.$name@$ver.lock"
+  mkdir -p "$LOCKSTEP_CACHE/locks" && exec {lock}>"$LOCKSTEP_CACHE/locks/tool-$name@$ver"
   flock "$lock"
   # A clone set up before the cache had its own copy: adopt it.
   if ! built_from "$dir/$name" "$mod" "$ver" && [ ! -L ".cache/bin/$name" ] && built_from ".cache/bin/$name" "$mod" "$ver"; then
@@ -76,7 +77,7 @@ kube_apiserver() {
   local ver=$1 name=kube-apiserver lock
   local dir="$LOCKSTEP_CACHE/tools/$name@$ver"
   mkdir -p "$LOCKSTEP_CACHE/tools" .cache/bin
-  exec {lock}>"$LOCKSTEP_CACHE/tools/.$name@$ver.lock"
+  mkdir -p "$LOCKSTEP_CACHE/locks" && exec {lock}>"$LOCKSTEP_CACHE/locks/tool-$name@$ver"
   flock "$lock"
   if [ "$("$dir/$name" --version 2>/dev/null)" != "Kubernetes $ver" ]; then
     local tmp start=$SECONDS

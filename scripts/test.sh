@@ -78,7 +78,22 @@ RGW_DIR=$(mktemp -d /tmp/lockstep-rgw.XXXXXX)
 scripts/radosgw.sh start "$RGW_DIR" >"$RGW_DIR.log" 2>&1 &
 rgw_pid=$!
 snap_pid=
-trap '[ -n "$snap_pid" ] && kill -- -"$snap_pid" 2>/dev/null; [ -n "$rgw_pid" ] && kill "$rgw_pid" 2>/dev/null && wait "$rgw_pid" 2>/dev/null; scripts/radosgw.sh stop "$RGW_DIR"; rm -rf "$RGW_DIR" "$RGW_DIR.log"' EXIT
+# cleanup runs at the end of the run, whatever ends it: it stops the
+# snapshot, lets radosgw's start end (killing it left its attempt, a
+# subshell, starting daemons after the stop had looked), then stops
+# radosgw. set +e: before, a failed wait ended the trap there, the run
+# exited 143 and radosgw's daemons were left running.
+cleanup() {
+  set +e
+  [ -n "$snap_pid" ] && kill -- -"$snap_pid" 2>/dev/null
+  if [ -n "$rgw_pid" ] && kill -0 "$rgw_pid" 2>/dev/null; then
+    echo "test.sh: letting radosgw's start end, to stop it" >&2
+    wait "$rgw_pid" 2>/dev/null
+  fi
+  scripts/radosgw.sh stop "$RGW_DIR"
+  rm -rf "$RGW_DIR" "$RGW_DIR.log"
+}
+trap cleanup EXIT
 # The release path: the goreleaser snapshot into dist/ (scripts/release_test.go
 # checks it) and the ko image (scripts/image_test.go). The snapshot is of the
 # host's platform, rebuilt only when its inputs changed and kept per machine

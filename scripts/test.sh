@@ -72,8 +72,8 @@ step "install-deps (Debian packages, cosign, staticcheck, crane, helm, kube-apis
 # radosgw starts now, beside the release path, gofmt, vet and staticcheck
 # (its start is mostly waiting on its daemons); the tests wait for it. On
 # free ports, retried when its start fails; on failure the run prints its
-# logs and what to do. Whatever ends the run stops the start first, then
-# the daemons it started.
+# logs and what to do. Whatever ends the run lets the start end, then
+# stops the daemons it started (cleanup).
 RGW_DIR=$(mktemp -d /tmp/lockstep-rgw.XXXXXX)
 scripts/radosgw.sh start "$RGW_DIR" >"$RGW_DIR.log" 2>&1 &
 rgw_pid=$!

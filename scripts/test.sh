@@ -51,6 +51,17 @@ summary() {
   cat .cache/test-times.txt >&2
 }
 
+# await VAR LOG WHAT: waits for the step begun in the background whose pid
+# is in VAR, clears VAR (cleanup then leaves it be), prints the step's LOG,
+# and ends the run if the step failed.
+await() {
+  local rc=0
+  wait "${!1}" || rc=$?
+  printf -v "$1" ''
+  cat "$2" >&2
+  [ "$rc" = 0 ] || { echo "test.sh: $3 failed (above)" >&2; exit 1; }
+}
+
 # On a fresh machine the release tools, and lockstep's own modules, come
 # from the module proxy while install-deps builds its tools: each waits on
 # downloads and links as much as it computes. Warm, all three are
@@ -63,10 +74,8 @@ fi
 go mod download >.cache/mod-download.log 2>&1 &
 mod_pid=$!
 scripts/install-deps.sh
-wait "$mod_pid" || { cat .cache/mod-download.log >&2; echo "go mod download failed (above)" >&2; exit 1; }
-if [ -n "$rel_pid" ]; then
-  wait "$rel_pid" || { echo "scripts/install-release-tools.sh failed (above)" >&2; exit 1; }
-fi
+await mod_pid .cache/mod-download.log "go mod download"
+[ -z "$rel_pid" ] || await rel_pid /dev/null scripts/install-release-tools.sh
 step "install-deps (Debian packages, cosign, staticcheck, crane, helm, kube-apiserver), install-release-tools (goreleaser, ko, cyclonedx-gomod), go mod download"
 
 # radosgw starts now, beside the release path, gofmt, vet and staticcheck
@@ -123,14 +132,7 @@ staticcheck ./...
 step "staticcheck"
 
 echo "== radosgw" >&2
-rgw_rc=0
-wait "$rgw_pid" || rgw_rc=$?
-rgw_pid=
-if [ "$rgw_rc" != 0 ]; then
-  cat "$RGW_DIR.log" >&2
-  exit 1
-fi
-cat "$RGW_DIR.log" >&2
+await rgw_pid "$RGW_DIR.log" "radosgw's start"
 . "$RGW_DIR/env"
 export LOCKSTEP_TEST_S3_ENDPOINT
 export LOCKSTEP_TEST_S3_ACCESS_KEY=RGWAK LOCKSTEP_TEST_S3_SECRET_KEY=RGWSECRET
@@ -139,14 +141,7 @@ step "radosgw (the wait for its start, begun after install-deps)"
 
 if [ -n "$snap_pid" ]; then
   echo "== release-snapshot" >&2
-  snap_rc=0
-  wait "$snap_pid" || snap_rc=$?
-  snap_pid=
-  cat .cache/release-snapshot.log >&2
-  if [ "$snap_rc" != 0 ]; then
-    echo "scripts/release-snapshot.sh failed (above)" >&2
-    exit 1
-  fi
+  await snap_pid .cache/release-snapshot.log scripts/release-snapshot.sh
   step "release-snapshot (the wait for it, begun beside gofmt, vet and staticcheck)"
 fi
 

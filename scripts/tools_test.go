@@ -29,11 +29,12 @@ func TestKubeAPIServerTool(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// run runs kube_apiserver v1.34.4 in a clone at dir whose build script
-	// makes a binary of version built ("" fails) and counts its runs.
-	run := func(dir, cache, built string) (string, error) {
+	// stub writes the build script of a clone at dir: it counts its runs
+	// in counter, takes pause, and makes a binary of version built (""
+	// fails).
+	stub := func(dir, counter, pause, built string) {
 		t.Helper()
-		build := "#!/bin/sh\necho run >> \"" + filepath.Join(dir, "builds") + "\"\n"
+		build := "#!/bin/sh\necho run >> \"" + counter + "\"\nsleep " + pause + "\n"
 		if built == "" {
 			build += "exit 1\n"
 		} else {
@@ -46,11 +47,21 @@ func TestKubeAPIServerTool(t *testing.T) {
 		if err := os.WriteFile(script, []byte(build), 0o755); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// install runs kube_apiserver v1.34.4 in the clone at dir.
+	install := func(dir, cache string) (string, error) {
 		cmd := exec.Command("bash", "-c", `. "$1" && kube_apiserver v1.34.4`, "bash", tools)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "LOCKSTEP_CACHE="+cache)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
+	}
+	// run installs in a clone at dir whose build makes version built (""
+	// fails), counting its runs in dir/builds.
+	run := func(dir, cache, built string) (string, error) {
+		t.Helper()
+		stub(dir, filepath.Join(dir, "builds"), "0", built)
+		return install(dir, cache)
 	}
 	builds := func(dir string) int {
 		b, _ := os.ReadFile(filepath.Join(dir, "builds"))
@@ -103,19 +114,9 @@ func TestKubeAPIServerTool(t *testing.T) {
 	clones := []string{t.TempDir(), t.TempDir()}
 	errs := make(chan error, len(clones))
 	for _, dir := range clones {
-		script := filepath.Join(dir, "scripts", "lib", "build-kube-apiserver.sh")
-		if err := os.MkdirAll(filepath.Dir(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		build := "#!/bin/sh\necho run >> \"" + counter + "\"\nsleep 1\nprintf '#!/bin/sh\\necho \"Kubernetes v1.34.4\"\\n' > \"$2\"; chmod +x \"$2\"\n"
-		if err := os.WriteFile(script, []byte(build), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		stub(dir, counter, "1", "v1.34.4")
 		go func() {
-			cmd := exec.Command("bash", "-c", `. "$1" && kube_apiserver v1.34.4`, "bash", tools)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "LOCKSTEP_CACHE="+cache)
-			out, err := cmd.CombinedOutput()
+			out, err := install(dir, cache)
 			if err != nil {
 				err = fmt.Errorf("%w\n%s", err, out)
 			}

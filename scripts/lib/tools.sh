@@ -11,8 +11,7 @@
 # is killed halfway, or two clones installing at once, never leave a half
 # written tool behind; and two installs of one tool at once (two clones, or
 # the two install scripts that both need helm) build it once: the second
-# waits on the tool's lock ($LOCKSTEP_CACHE/locks/tool-NAME@VERSION, beside
-# the tools, not among them), then finds it built.
+# waits on the tool's lock (locked), then finds it built.
 LOCKSTEP_CACHE=${LOCKSTEP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lockstep}
 export LOCKSTEP_CACHE
 
@@ -20,6 +19,23 @@ export LOCKSTEP_CACHE
 # deploy/helm/lockstep with it (install-deps.sh), and the release packages
 # and pushes the chart with the same version (install-release-tools.sh).
 HELM_VERSION=v4.3.2
+
+# locked NAME@VERSION CMD...: runs CMD holding the tool's lock
+# ($LOCKSTEP_CACHE/locks/tool-NAME@VERSION), so that two installs of one
+# tool at once build it once. Under set -e a failing CMD ends the shell,
+# and the lock with it; otherwise its status is returned. (Not "CMD ||":
+# that would switch set -e off inside CMD.)
+locked() {
+  local lock rc
+  mkdir -p "$LOCKSTEP_CACHE/locks"
+  exec {lock}>"$LOCKSTEP_CACHE/locks/tool-$1"
+  shift
+  flock "$lock"
+  "$@"
+  rc=$?
+  exec {lock}>&-
+  return "$rc"
+}
 
 # built_from BIN MODULE VERSION: BIN was built from MODULE@VERSION.
 built_from() {
@@ -29,12 +45,11 @@ built_from() {
 # gotool NAME MODULE VERSION [PACKAGE-IN-MODULE]: the tool NAME, built from
 # MODULE[/PACKAGE]@VERSION, linked as .cache/bin/NAME (run from the clone's
 # root).
-gotool() {
+gotool() { locked "$1@$3" gotool_locked "$@"; }
+gotool_locked() {
   local name=$1 mod=$2 ver=$3 pkg=${4:-}
-  local dir="$LOCKSTEP_CACHE/tools/$name@$ver" lock
+  local dir="$LOCKSTEP_CACHE/tools/$name@$ver"
   mkdir -p "$LOCKSTEP_CACHE/tools" .cache/bin
-  mkdir -p "$LOCKSTEP_CACHE/locks" && exec {lock}>"$LOCKSTEP_CACHE/locks/tool-$name@$ver"
-  flock "$lock"
   # A clone set up before the cache had its own copy: adopt it.
   if ! built_from "$dir/$name" "$mod" "$ver" && [ ! -L ".cache/bin/$name" ] && built_from ".cache/bin/$name" "$mod" "$ver"; then
     mkdir -p "$dir" && mv ".cache/bin/$name" "$dir/$name"
@@ -47,7 +62,6 @@ gotool() {
     # gcc builds them too.
     if ! (cd / && CGO_ENABLED=0 GOBIN="$tmp" go install "$mod${pkg:+/$pkg}@$ver"); then
       rm -rf "$tmp"
-      exec {lock}>&-
       echo "tools: could not build $name $ver from the Go module proxy; run scripts/install-deps.sh again when it is reachable" >&2
       return 1
     fi
@@ -57,10 +71,9 @@ gotool() {
       mv "$tmp/${pkg##*/}" "$tmp/$name"
     fi
     rm -rf "$dir"
-    mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp" # another clone won the race: same module, same version
+    mv -T "$tmp" "$dir" # no other install of it runs meanwhile (locked)
     echo "tools: $name $ver built in $((SECONDS - start)) s" >&2
   fi
-  exec {lock}>&-
   ln -sfn "$dir/$name" ".cache/bin/$name"
 }
 
@@ -73,12 +86,11 @@ gotool() {
 # says "Kubernetes VERSION" (its Go module data names k8s.io/kubernetes's
 # main module only as "(devel)", the module being rebuilt from a copy).
 # The build costs about 900 CPU-seconds and 2 GB of RAM, once.
-kube_apiserver() {
-  local ver=$1 name=kube-apiserver lock
+kube_apiserver() { locked "kube-apiserver@$1" kube_apiserver_locked "$1"; }
+kube_apiserver_locked() {
+  local ver=$1 name=kube-apiserver
   local dir="$LOCKSTEP_CACHE/tools/$name@$ver"
   mkdir -p "$LOCKSTEP_CACHE/tools" .cache/bin
-  mkdir -p "$LOCKSTEP_CACHE/locks" && exec {lock}>"$LOCKSTEP_CACHE/locks/tool-$name@$ver"
-  flock "$lock"
   if [ "$("$dir/$name" --version 2>/dev/null)" != "Kubernetes $ver" ]; then
     local tmp start=$SECONDS
     tmp=$(mktemp -d "$LOCKSTEP_CACHE/tools/.$name.XXXXXX")
@@ -86,14 +98,12 @@ kube_apiserver() {
     if ! scripts/lib/build-kube-apiserver.sh "$ver" "$tmp/$name" ||
       [ "$("$tmp/$name" --version 2>/dev/null)" != "Kubernetes $ver" ]; then
       rm -rf "$tmp"
-      exec {lock}>&-
       echo "tools: could not build $name $ver from the Go module proxy; run scripts/install-deps.sh again when it is reachable" >&2
       return 1
     fi
     rm -rf "$dir"
-    mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp" # another clone won the race: same version
+    mv -T "$tmp" "$dir" # no other install of it runs meanwhile (locked)
     echo "tools: $name $ver built in $((SECONDS - start)) s" >&2
   fi
-  exec {lock}>&-
   ln -sfn "$dir/$name" ".cache/bin/$name"
 }

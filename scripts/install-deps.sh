@@ -54,6 +54,10 @@ have systemd-analyze || need+=(systemd)
 # The packages are held to Debian's and Fedora's checks (TestPackagesLint).
 have lintian || need+=(lintian)
 have rpmlint || need+=(rpmlint)
+# rpmlint reads a package with rpm, which is only its Recommends (and
+# apt-get here installs none): without it every .rpm is "E: fatal error
+# while reading ... No such file or directory: 'rpm'".
+have rpm || need+=(rpm)
 # The system's roots: bench/roots.sh (in bench/run.sh) loads them.
 [ -e /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
 

@@ -168,12 +168,13 @@ go build -o .cache/testreport ./scripts/testreport
 # One lockstep binary for the tests that run it as a user would (the hook
 # script, the quickstart, the Action, the agentless fleet:
 # testenv.Lockstep), linked once a run instead of once a package. It is
-# built without -race, though a race build would reuse vet's compile (about
-# 460 CPU-seconds on a fresh machine): the tests that run it took 35 s more
-# a run with one (scripts 55 s -> 81 s, docs 7 s -> 17 s), partly because
-# the Action's tests run it in a runner's clean environment, without
-# GORACE, so each exit waits a second.
-go build -ldflags='-s -w' -o .cache/test-bin/lockstep ./cmd/lockstep
+# built as the release builds it (.goreleaser.yaml, .ko.yaml: static,
+# CGO_ENABLED=0, -trimpath), so those tests run what users install, and
+# its compile is the snapshot's and ko's: on a fresh machine a build of
+# its own compiled lockstep's whole graph once more (463 CPU-seconds on
+# the slower machine of the figures in DEVELOPERS.md). Not with -race: the
+# tests that run it took 35 s more a warm run with a race-built one.
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o .cache/test-bin/lockstep ./cmd/lockstep
 export LOCKSTEP_TEST_BIN="$PWD/.cache/test-bin/lockstep"
 rm -f .cache/test-report.txt
 # Each package's test binary is kept in .cache/test-bin/MODE/N/ (go test

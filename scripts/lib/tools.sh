@@ -59,8 +59,11 @@ gotool_locked() {
     tmp=$(mktemp -d "$LOCKSTEP_CACHE/tools/.$name.XXXXXX")
     echo "tools: go install $mod${pkg:+/$pkg}@$ver (once per machine, into $dir)" >&2
     # Static (no cgo): the tools need no C library, and a machine without
-    # gcc builds them too.
-    if ! (cd / && CGO_ENABLED=0 GOBIN="$tmp" go install "$mod${pkg:+/$pkg}@$ver"); then
+    # gcc builds them too. -trimpath, as their releases are built: and so
+    # the standard library is compiled once for all of them, for
+    # kube-apiserver (build-kube-apiserver.sh) and for lockstep's own
+    # static builds (the snapshot, ko, the tests' binary), not once more.
+    if ! (cd / && CGO_ENABLED=0 GOBIN="$tmp" go install -trimpath "$mod${pkg:+/$pkg}@$ver"); then
       rm -rf "$tmp"
       echo "tools: could not build $name $ver from the Go module proxy; run scripts/install-deps.sh again when it is reachable" >&2
       return 1

@@ -66,8 +66,16 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: apt-get install ${need[*]} (while the Go tools build)" >&2
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   (
+    start=$SECONDS
     $SUDO apt-get update -qq &&
       DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
+    rc=$?
+    # Its time and CPU (user, then system: of apt-get and dpkg), for the
+    # breakdown a fresh machine's run ends with. times writes straight to
+    # the file: in a pipe or $(...) it would run in a fork, which counts
+    # no children.
+    { echo "$((SECONDS - start)) s"; times; } >"${TMPDIR:-/tmp}/lockstep-apt.$$.took"
+    exit $rc
   ) >"${TMPDIR:-/tmp}/lockstep-apt.$$.log" 2>&1 &
   apt_pid=$!
 fi
@@ -95,8 +103,10 @@ if [ -n "$apt_pid" ]; then
   if ! wait "$apt_pid"; then
     cat "$log" >&2
     echo "install-deps: apt-get install ${need[*]} failed (above)" >&2
-    rm -f "$log"
+    rm -f "$log" "${TMPDIR:-/tmp}/lockstep-apt.$$.took"
     exit 1
   fi
-  rm -f "$log"
+  took=${TMPDIR:-/tmp}/lockstep-apt.$$.took
+  echo "install-deps: Debian's packages installed in $(head -1 "$took"), CPU (user, system) $(tail -1 "$took")" >&2
+  rm -f "$log" "${TMPDIR:-/tmp}/lockstep-apt.$$.took"
 fi

@@ -23,7 +23,8 @@ ms_since() { echo "scale=3; ($(date +%s%N) - $1) / 1000000" | bc; }
 # (.goreleaser.yaml: static, trimmed paths, LDFLAGS "-s -w": no symbol
 # table), so that the figures are those of the binary users run: a default
 # go build links libc and starts about 2 ms slower (docs/benchmarks.md).
-# build_lockstep OUT is that build of lockstep.
+# build_lockstep OUT is that build of lockstep (scripts/test.sh builds the
+# tests' $LOCKSTEP_TEST_BIN with it too).
 release_build() { CGO_ENABLED=0 go build -trimpath -ldflags "${3--s -w}" -o "$1" "$2"; }
 build_lockstep() { release_build "$1" ./cmd/lockstep; }
 

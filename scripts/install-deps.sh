@@ -62,6 +62,7 @@ have rpm || need+=(rpm)
 [ -e /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
 
 apt_pid=
+apt_log=${TMPDIR:-/tmp}/lockstep-apt.$$.log apt_took=${TMPDIR:-/tmp}/lockstep-apt.$$.took
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: apt-get install ${need[*]} (while the Go tools build)" >&2
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
@@ -74,9 +75,9 @@ if [ ${#need[@]} -gt 0 ]; then
     # breakdown a fresh machine's run ends with. times writes straight to
     # the file: in a pipe or $(...) it would run in a fork, which counts
     # no children.
-    { echo "$((SECONDS - start)) s"; times; } >"${TMPDIR:-/tmp}/lockstep-apt.$$.took"
+    { echo "$((SECONDS - start)) s"; times; } >"$apt_took"
     exit $rc
-  ) >"${TMPDIR:-/tmp}/lockstep-apt.$$.log" 2>&1 &
+  ) >"$apt_log" 2>&1 &
   apt_pid=$!
 fi
 
@@ -99,14 +100,12 @@ gotool toxiproxy-server github.com/Shopify/toxiproxy/v2 "$TOXIPROXY_VERSION" cmd
 wait "$lane" || { echo "install-deps: a Go tool did not build (above)" >&2; exit 1; }
 
 if [ -n "$apt_pid" ]; then
-  log="${TMPDIR:-/tmp}/lockstep-apt.$$.log"
   if ! wait "$apt_pid"; then
-    cat "$log" >&2
+    cat "$apt_log" >&2
     echo "install-deps: apt-get install ${need[*]} failed (above)" >&2
-    rm -f "$log" "${TMPDIR:-/tmp}/lockstep-apt.$$.took"
+    rm -f "$apt_log" "$apt_took"
     exit 1
   fi
-  took=${TMPDIR:-/tmp}/lockstep-apt.$$.took
-  echo "install-deps: Debian's packages installed in $(head -1 "$took"), CPU (user, system) $(tail -1 "$took")" >&2
-  rm -f "$log" "${TMPDIR:-/tmp}/lockstep-apt.$$.took"
+  echo "install-deps: Debian's packages installed in $(head -1 "$apt_took"), CPU (user, system) $(tail -1 "$apt_took")" >&2
+  rm -f "$apt_log" "$apt_took"
 fi

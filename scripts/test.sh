@@ -168,13 +168,15 @@ go build -o .cache/testreport ./scripts/testreport
 # One lockstep binary for the tests that run it as a user would (the hook
 # script, the quickstart, the Action, the agentless fleet:
 # testenv.Lockstep), linked once a run instead of once a package. It is
-# built as the release builds it (.goreleaser.yaml, .ko.yaml: static,
-# CGO_ENABLED=0, -trimpath), so those tests run what users install, and
-# its compile is the snapshot's and ko's: on a fresh machine a build of
+# built as the release builds it (bench/lib.sh's build_lockstep, as the
+# benchmarks build it: static, CGO_ENABLED=0, -trimpath, as in
+# .goreleaser.yaml and .ko.yaml), so those tests run what users install,
+# and its compile is the snapshot's and ko's: on a fresh machine a build of
 # its own compiled lockstep's whole graph once more (463 CPU-seconds on
 # the slower machine of the figures in DEVELOPERS.md). Not with -race: the
 # tests that run it took 35 s more a warm run with a race-built one.
-CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o .cache/test-bin/lockstep ./cmd/lockstep
+. bench/lib.sh
+build_lockstep .cache/test-bin/lockstep
 export LOCKSTEP_TEST_BIN="$PWD/.cache/test-bin/lockstep"
 rm -f .cache/test-report.txt
 # Each package's test binary is kept in .cache/test-bin/MODE/N/ (go test

@@ -32,7 +32,8 @@ func BuildLockstep(dir string) (string, error) {
 		return p, err
 	}
 	bin := filepath.Join(dir, "lockstep")
-	// As a release is built (.goreleaser.yaml): static (CGO_ENABLED=0),
+	// As a release is built (.goreleaser.yaml; bench/lib.sh's
+	// build_lockstep, which scripts/test.sh uses): static (CGO_ENABLED=0),
 	// -trimpath, without the symbol table and DWARF (-s -w, a quarter
 	// smaller and quicker to link; no test reads them).
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "github.com/lockstep-dev/lockstep/cmd/lockstep")
